@@ -1,0 +1,26 @@
+//! ttft-core: the measurement core of ttft-studio.
+//!
+//! Sans-IO: bytes and timestamps in, events and metrics out. No networking, no async runtime,
+//! no web or server dependencies, so every rule is tested natively and fast.
+//!
+//! Pipeline: [`sse::FrameDecoder`] (SSE / NDJSON framing) → [`dialect::DialectDecoder`]
+//! (classified [`dialect::StreamEvent`]s) → [`timeline::RequestRecorder`] (the per-request
+//! [`timeline::RequestTimeline`]) → [`metrics::RequestMetrics`] → [`report::Report`] and its
+//! [`report::Aggregates`] → [`diagnosis`] findings; [`roofline`] bounds; [`share`] links.
+
+pub mod agent_json;
+pub mod diagnosis;
+pub mod dialect;
+pub mod metrics;
+pub mod openers;
+pub mod report;
+pub mod roofline;
+pub mod share;
+pub mod sse;
+pub mod stats;
+pub mod timeline;
+
+pub use dialect::{Dialect, StreamEvent};
+pub use metrics::{MetricsConfig, RequestMetrics};
+pub use report::{Aggregates, Report, RequestRecord};
+pub use timeline::{Outcome, RequestRecorder, RequestTimeline};

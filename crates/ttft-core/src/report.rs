@@ -1,0 +1,285 @@
+//! The report model: everything a run produced, enough to redraw every chart and replay every
+//! stream, as versioned serde types. API keys are never part of it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dialect::Dialect;
+use crate::metrics::{RequestMetrics, TtftKind};
+use crate::stats::{LinearFit, Summary, Thresholds, knee, linear_fit};
+use crate::timeline::{Outcome, RequestTimeline};
+
+/// Current version of the report format.
+pub const REPORT_VERSION: u32 = 1;
+
+/// Where the run was pointed (no secrets: the API key and header values are never stored).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndpointInfo {
+    /// Base URL.
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// Dialect chosen, `None` = detected.
+    pub dialect: Option<Dialect>,
+}
+
+/// One piece of a recorded stream for replay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayPiece {
+    /// Arrival (ms from t0).
+    pub at_ms: f64,
+    /// `a` answer, `r` reasoning, `t` tool-call arguments.
+    pub kind: char,
+    /// Text.
+    pub text: String,
+}
+
+/// Builds the replay of a timeline.
+pub fn replay_of(tl: &RequestTimeline) -> Vec<ReplayPiece> {
+    use crate::dialect::StreamEvent as E;
+    tl.events
+        .iter()
+        .filter_map(|e| {
+            let (kind, text) = match &e.event {
+                E::Content(t) | E::Refusal(t) => ('a', t.clone()),
+                E::Reasoning(t) => ('r', t.clone()),
+                E::ToolCall { name, arguments, .. } => {
+                    ('t', name.as_ref().map(|n| format!("{n}(")).unwrap_or_default() + arguments)
+                }
+                _ => return None,
+            };
+            Some(ReplayPiece { at_ms: e.at - tl.sent_at, kind, text })
+        })
+        .collect()
+}
+
+/// One request of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Position in the run.
+    pub index: u32,
+    /// Group label: `c=8`, `prompt≈1000`, `round 3`, …
+    pub group: String,
+    /// Numeric level of the group (concurrency, prompt tokens, round), if any.
+    pub level: Option<f64>,
+    /// Warm-up requests are kept but excluded from statistics.
+    pub warmup: bool,
+    /// When it was sent, ms from the run's start.
+    pub start_ms: f64,
+    /// Time the browser held the request before sending (Resource Timing), if measured.
+    pub browser_queue_ms: Option<f64>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Its metrics.
+    pub metrics: RequestMetrics,
+    /// Replay pieces (may be dropped from share links except for a sample).
+    pub replay: Vec<ReplayPiece>,
+    /// Server's request id (reference endpoint ground truth), if sent.
+    pub server_request_id: Option<String>,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Format version ([`REPORT_VERSION`]).
+    pub version: u32,
+    /// Title shown to the user.
+    pub title: String,
+    /// Unix time of the run (ms).
+    pub created_unix_ms: f64,
+    /// Measured resolution of the clock (ms).
+    pub clock_resolution_ms: Option<f64>,
+    /// Endpoint.
+    pub endpoint: EndpointInfo,
+    /// Scenario kind: `chat`, `agent_json`, `multi_turn`, `prompt_sweep`, `concurrency_sweep`, `rate`.
+    pub scenario: String,
+    /// Scenario settings as given.
+    pub settings: serde_json::Value,
+    /// Thresholds used for goodput.
+    pub thresholds: Thresholds,
+    /// The requests.
+    pub requests: Vec<RequestRecord>,
+}
+
+/// Statistics for one group (level) of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupStats {
+    /// Label.
+    pub group: String,
+    /// Level.
+    pub level: Option<f64>,
+    /// Requests measured (warm-up excluded).
+    pub count: usize,
+    /// TTFT.
+    pub ttft: Option<Summary>,
+    /// Per-token ITL, pooled.
+    pub itl: Option<Summary>,
+    /// E2E.
+    pub e2e: Option<Summary>,
+    /// Aggregate output tokens per second (tokens / wall time of the group).
+    pub throughput_tokens_per_s: Option<f64>,
+}
+
+/// Run-level statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Aggregates {
+    /// Requests measured (warm-up excluded).
+    pub count: usize,
+    /// Failed requests by outcome kind.
+    pub errors: BTreeMap<String, usize>,
+    /// TTFB.
+    pub ttfb: Option<Summary>,
+    /// TTFT.
+    pub ttft: Option<Summary>,
+    /// Meaningful first token.
+    pub meaningful: Option<Summary>,
+    /// Per-token ITL pooled over requests.
+    pub itl: Option<Summary>,
+    /// Per-arrival gaps pooled (what a naive tool would report as ITL).
+    pub chunk_gaps: Option<Summary>,
+    /// TPOT.
+    pub tpot: Option<Summary>,
+    /// E2E.
+    pub e2e: Option<Summary>,
+    /// Per-request decode rate.
+    pub tokens_per_s: Option<Summary>,
+    /// Time until valid JSON (agent scenarios).
+    pub json_valid: Option<Summary>,
+    /// Fraction of measured requests that were ok and met the thresholds.
+    pub goodput: f64,
+    /// Requests whose first token was reasoning text.
+    pub reasoning_first: usize,
+    /// Requests whose arrivals coalesce tokens.
+    pub coalesced: usize,
+    /// Requests with at least one stall.
+    pub with_stalls: usize,
+    /// Requests whose answer began with an opener.
+    pub with_openers: usize,
+    /// Mean time openers cost (ms).
+    pub opener_cost_ms: Option<f64>,
+    /// TTFT against prompt tokens.
+    pub ttft_vs_prompt: Option<LinearFit>,
+    /// Per-token ITL against output position (slope in ms per token position).
+    pub itl_vs_position: Option<LinearFit>,
+    /// Per-group statistics, ordered by level.
+    pub groups: Vec<GroupStats>,
+    /// First level where P50 ITL or P50 TTFT exceeds `knee_factor` × the first level's.
+    pub knee_level: Option<f64>,
+    /// Factor used for the knee.
+    pub knee_factor: f64,
+    /// Total tokens counted from usage / server figures rather than estimated.
+    pub tokens_from_server: usize,
+}
+
+fn summary(values: impl Iterator<Item = f64>) -> Option<Summary> {
+    Summary::of(&values.collect::<Vec<_>>())
+}
+
+impl Report {
+    /// Requests that count for statistics.
+    pub fn measured(&self) -> impl Iterator<Item = &RequestRecord> {
+        self.requests.iter().filter(|r| !r.warmup)
+    }
+
+    /// Computes the run's statistics.
+    pub fn aggregates(&self) -> Aggregates {
+        let reqs: Vec<&RequestRecord> = self.measured().collect();
+        let ok: Vec<&RequestMetrics> = reqs.iter().filter(|r| r.outcome.is_ok()).map(|r| &r.metrics).collect();
+        let mut errors = BTreeMap::new();
+        for r in reqs.iter().filter(|r| !r.outcome.is_ok()) {
+            *errors.entry(r.outcome.kind().to_owned()).or_insert(0) += 1;
+        }
+        let th = self.thresholds;
+        let good = reqs
+            .iter()
+            .filter(|r| {
+                r.outcome.is_ok()
+                    && r.metrics.ttft_ms.is_some_and(|t| t <= th.ttft_ms)
+                    && Summary::of(&r.metrics.per_token_itl()).is_none_or(|s| s.p95 <= th.itl_ms)
+            })
+            .count();
+        let mut position_points = Vec::new();
+        for m in &ok {
+            for (i, g) in m.per_token_itl().iter().enumerate() {
+                position_points.push(((i + 1) as f64, *g));
+            }
+        }
+        let prompt_points: Vec<(f64, f64)> = ok
+            .iter()
+            .filter_map(|m| Some((m.prompt_tokens? as f64, m.ttft_ms?)))
+            .collect();
+        let mut groups: Vec<GroupStats> = Vec::new();
+        let mut names: Vec<(&str, Option<f64>)> = Vec::new();
+        for r in &reqs {
+            if !names.iter().any(|(g, _)| *g == r.group) {
+                names.push((&r.group, r.level));
+            }
+        }
+        names.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
+        for (g, level) in names {
+            let members: Vec<&&RequestRecord> = reqs.iter().filter(|r| r.group == g).collect();
+            let okm: Vec<&RequestMetrics> =
+                members.iter().filter(|r| r.outcome.is_ok()).map(|r| &r.metrics).collect();
+            let start = members.iter().map(|r| r.start_ms).fold(f64::INFINITY, f64::min);
+            let end = members
+                .iter()
+                .filter_map(|r| r.metrics.e2e_ms.map(|e| e + r.start_ms))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let tokens: u64 = okm.iter().map(|m| m.output_tokens).sum();
+            groups.push(GroupStats {
+                group: g.to_owned(),
+                level,
+                count: members.len(),
+                ttft: summary(okm.iter().filter_map(|m| m.ttft_ms)),
+                itl: summary(okm.iter().flat_map(|m| m.per_token_itl())),
+                e2e: summary(okm.iter().filter_map(|m| m.e2e_ms)),
+                throughput_tokens_per_s: (end > start).then(|| tokens as f64 / (end - start) * 1e3),
+            });
+        }
+        let knee_factor = 1.5;
+        let knee_level = if groups.len() > 1 && groups.iter().all(|g| g.level.is_some()) {
+            let itl: Vec<(f64, f64)> =
+                groups.iter().filter_map(|g| Some((g.level?, g.itl?.p50))).collect();
+            let ttft: Vec<(f64, f64)> =
+                groups.iter().filter_map(|g| Some((g.level?, g.ttft?.p50))).collect();
+            match (knee(&itl, knee_factor), knee(&ttft, knee_factor)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        } else {
+            None
+        };
+        let opener_costs: Vec<f64> = ok.iter().filter(|m| !m.opener_text.is_empty()).filter_map(|m| m.opener_cost_ms()).collect();
+        Aggregates {
+            count: reqs.len(),
+            errors,
+            ttfb: summary(ok.iter().filter_map(|m| m.ttfb_ms)),
+            ttft: summary(ok.iter().filter_map(|m| m.ttft_ms)),
+            meaningful: summary(ok.iter().filter_map(|m| m.meaningful_ms)),
+            itl: summary(ok.iter().flat_map(|m| m.per_token_itl())),
+            chunk_gaps: summary(ok.iter().flat_map(|m| m.itl_ms.iter().copied())),
+            tpot: summary(ok.iter().filter_map(|m| m.tpot_ms)),
+            e2e: summary(ok.iter().filter_map(|m| m.e2e_ms)),
+            tokens_per_s: summary(ok.iter().filter_map(|m| m.decode_tokens_per_s)),
+            json_valid: summary(ok.iter().filter_map(|m| {
+                m.json.as_ref().and_then(|j| j.valid_at).or_else(|| {
+                    let calls = &m.tool_calls;
+                    if calls.is_empty() { None } else { calls.iter().map(|c| c.valid_at_ms).try_fold(0f64, |a, v| v.map(|v| a.max(v))) }
+                })
+            })),
+            goodput: if reqs.is_empty() { 0.0 } else { good as f64 / reqs.len() as f64 },
+            reasoning_first: ok.iter().filter(|m| m.ttft_kind == Some(TtftKind::Reasoning)).count(),
+            coalesced: ok.iter().filter(|m| m.coalesced).count(),
+            with_stalls: ok.iter().filter(|m| !m.stalls.is_empty()).count(),
+            with_openers: opener_costs.len(),
+            opener_cost_ms: (!opener_costs.is_empty()).then(|| opener_costs.iter().sum::<f64>() / opener_costs.len() as f64),
+            ttft_vs_prompt: linear_fit(&prompt_points),
+            itl_vs_position: linear_fit(&position_points),
+            groups,
+            knee_level,
+            knee_factor,
+            tokens_from_server: ok.iter().filter(|m| m.token_source != crate::metrics::TokenSource::Estimate).count(),
+        }
+    }
+}

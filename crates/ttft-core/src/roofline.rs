@@ -1,0 +1,74 @@
+//! Roofline for decoding: the lowest ITL memory bandwidth allows.
+//!
+//! Each decode step of a single stream reads every weight once and the KV cache of the context:
+//! `bound = (params × bytes_per_weight + kv_bytes_per_token × context) / bandwidth`.
+//! 7B parameters in FP16 on 2.0 TB/s: 14 GB / 2 TB/s = 7 ms/token (≈ 143 tokens/s).
+
+use serde::{Deserialize, Serialize};
+
+/// Weight precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Precision {
+    /// 2 bytes.
+    Fp16,
+    /// 1 byte.
+    Fp8,
+    /// 1 byte.
+    Int8,
+    /// 0.5 byte.
+    Int4,
+}
+
+impl Precision {
+    /// Bytes per weight.
+    pub fn bytes(self) -> f64 {
+        match self {
+            Precision::Fp16 => 2.0,
+            Precision::Fp8 | Precision::Int8 => 1.0,
+            Precision::Int4 => 0.5,
+        }
+    }
+}
+
+/// GPU presets: name and memory bandwidth in TB/s (editable in the UI).
+pub const GPU_PRESETS: &[(&str, f64)] =
+    &[("A100 80GB", 2.0), ("H100 SXM", 3.35), ("H200", 4.8), ("RTX 4090", 1.0), ("L40S", 0.864)];
+
+/// Inputs of the bound.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RooflineInput {
+    /// Parameters, in billions.
+    pub params_billion: f64,
+    /// Weight precision.
+    pub precision: Precision,
+    /// KV-cache bytes per token of context (0 to ignore).
+    pub kv_bytes_per_token: f64,
+    /// Context length in tokens.
+    pub context_tokens: f64,
+    /// Memory bandwidth in TB/s.
+    pub bandwidth_tb_s: f64,
+}
+
+/// The bound and how a measurement compares.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Roofline {
+    /// Lowest possible ITL (ms/token).
+    pub bound_ms: f64,
+    /// Highest possible single-stream decode rate (tokens/s).
+    pub max_tokens_per_s: f64,
+    /// bound / measured, when a measurement is given (1.0 = at the roofline).
+    pub efficiency: Option<f64>,
+}
+
+impl RooflineInput {
+    /// Computes the bound and, given a measured ITL, the efficiency.
+    pub fn evaluate(&self, measured_itl_ms: Option<f64>) -> Roofline {
+        let bytes = self.params_billion * 1e9 * self.precision.bytes() + self.kv_bytes_per_token * self.context_tokens;
+        let bound_ms = bytes / (self.bandwidth_tb_s * 1e12) * 1e3;
+        Roofline {
+            bound_ms,
+            max_tokens_per_s: 1e3 / bound_ms,
+            efficiency: measured_itl_ms.filter(|m| *m > 0.0).map(|m| bound_ms / m),
+        }
+    }
+}

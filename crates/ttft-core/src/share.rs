@@ -1,0 +1,105 @@
+//! Share codec: a report as a compact, URL-safe string (no server-side storage).
+//!
+//! Format: `r1.` + base64url (no padding) of the raw-DEFLATE-compressed JSON of the report.
+//! Decoding is bounded (at most [`MAX_INFLATED`] bytes) and every failure is a
+//! [`ShareError`] that says what to do. [`compact_for_share`] drops replay text except for a
+//! sample of requests so links stay short: a 100-request chat report with 5 replays encodes to
+//! about 10–14 KB (see the `share_link_size` test, which prints the figure).
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use thiserror::Error;
+
+use crate::report::{REPORT_VERSION, Report};
+
+/// The prefix of links in this format.
+pub const PREFIX: &str = "r1.";
+/// Largest decompressed report accepted.
+pub const MAX_INFLATED: usize = 32 * 1024 * 1024;
+
+/// Why a share string could not be opened.
+#[derive(Debug, Error, PartialEq)]
+pub enum ShareError {
+    /// Nothing to decode.
+    #[error("the link holds no report: copy the whole link, including the part after #")]
+    Empty,
+    /// Not this format.
+    #[error("this is not a ttft-studio report link (it should start with \"{PREFIX}\")")]
+    BadPrefix,
+    /// Not base64url.
+    #[error("the link is damaged (not valid base64url at byte {0}): copy it again in full")]
+    Base64(usize),
+    /// Not DEFLATE, or truncated.
+    #[error("the link is damaged or cut short (decompression failed): copy it again in full")]
+    Inflate,
+    /// Decompresses beyond the limit.
+    #[error("the report in this link is larger than 32 MiB and was not opened")]
+    TooLarge,
+    /// JSON not a report.
+    #[error("the link decodes but is not a valid report: {0}")]
+    Json(String),
+    /// Newer format.
+    #[error("this report was made by a newer studio (format {0}, this one reads {REPORT_VERSION}): update the studio")]
+    Version(u32),
+}
+
+/// Encodes a report.
+pub fn encode(report: &Report) -> String {
+    let json = serde_json::to_vec(report).expect("reports always serialize");
+    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
+    format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(packed))
+}
+
+/// Decodes a share string (the part after `#` or a whole URL).
+pub fn decode(input: &str) -> Result<Report, ShareError> {
+    let s = input.trim();
+    let s = s.rsplit_once('#').map_or(s, |(_, frag)| frag);
+    let s = s.strip_prefix("share=").unwrap_or(s);
+    if s.is_empty() {
+        return Err(ShareError::Empty);
+    }
+    let body = s.strip_prefix(PREFIX).ok_or(ShareError::BadPrefix)?;
+    let packed = URL_SAFE_NO_PAD.decode(body).map_err(|e| match e {
+        base64::DecodeError::InvalidByte(i, _) => ShareError::Base64(i),
+        _ => ShareError::Inflate,
+    })?;
+    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED).map_err(|e| {
+        if matches!(e.status, miniz_oxide::inflate::TINFLStatus::HasMoreOutput) {
+            ShareError::TooLarge
+        } else {
+            ShareError::Inflate
+        }
+    })?;
+    report_from_json(&json)
+}
+
+/// Parses report JSON (import of an exported file), checking the version.
+pub fn report_from_json(json: &[u8]) -> Result<Report, ShareError> {
+    let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| ShareError::Json(e.to_string()))?;
+    let version = value.get("version").and_then(|v| v.as_u64()).ok_or_else(|| ShareError::Json("no \"version\" field".into()))?;
+    if version > u64::from(REPORT_VERSION) {
+        return Err(ShareError::Version(version as u32));
+    }
+    serde_json::from_value(value).map_err(|e| ShareError::Json(e.to_string()))
+}
+
+/// A copy of the report for a link: replay and text kept for `sample` requests only.
+pub fn compact_for_share(report: &Report, sample: usize) -> Report {
+    let mut r = report.clone();
+    let n = r.requests.len().max(1);
+    let step = n.div_ceil(sample.max(1)).max(1);
+    for (i, req) in r.requests.iter_mut().enumerate() {
+        if i % step != 0 {
+            req.replay.clear();
+            req.metrics.text.clear();
+            req.metrics.reasoning_text.clear();
+            for c in &mut req.metrics.tool_calls {
+                c.arguments.clear();
+            }
+            if let Some(j) = req.metrics.json.as_mut() {
+                j.value = None;
+            }
+        }
+    }
+    r
+}

@@ -1,0 +1,174 @@
+//! Statistics over many requests.
+//!
+//! **Percentile method**: linear interpolation between closest ranks on the sorted sample
+//! (Hyndman & Fan type 7, the default of NumPy and of `vllm bench serve`): for a sample of `n`
+//! sorted values and `p` in [0, 100], the rank is `h = (n − 1)·p/100` and the result is
+//! `x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋])`. NaN values are ignored.
+
+use serde::{Deserialize, Serialize};
+
+/// Count, mean, extremes and the usual percentiles of a sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of values.
+    pub count: usize,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// Sorts a copy of the finite values.
+pub fn sorted(values: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Percentile `p` (0–100) of an already sorted sample (type 7).
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let h = (sorted.len() - 1) as f64 * (p.clamp(0.0, 100.0) / 100.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+/// Percentile `p` of an unsorted sample.
+pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
+    percentile_sorted(&sorted(values), p)
+}
+
+impl Summary {
+    /// Summarises a sample; `None` when it has no finite values.
+    pub fn of(values: &[f64]) -> Option<Self> {
+        let s = sorted(values);
+        if s.is_empty() {
+            return None;
+        }
+        let pct = |p| percentile_sorted(&s, p).unwrap_or(f64::NAN);
+        Some(Self {
+            count: s.len(),
+            mean: s.iter().sum::<f64>() / s.len() as f64,
+            min: s[0],
+            max: s[s.len() - 1],
+            p50: pct(50.0),
+            p90: pct(90.0),
+            p95: pct(95.0),
+            p99: pct(99.0),
+        })
+    }
+}
+
+/// One histogram bin `[lo, hi)` (the last bin includes `hi`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bin {
+    /// Lower edge.
+    pub lo: f64,
+    /// Upper edge.
+    pub hi: f64,
+    /// Values in the bin.
+    pub count: usize,
+}
+
+/// Equal-width histogram with `bins` bins over the sample's range.
+pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
+    let s = sorted(values);
+    if s.is_empty() || bins == 0 {
+        return Vec::new();
+    }
+    let (lo, hi) = (s[0], s[s.len() - 1]);
+    let width = if hi > lo { (hi - lo) / bins as f64 } else { 1.0 };
+    let mut out: Vec<Bin> = (0..bins)
+        .map(|i| Bin { lo: lo + width * i as f64, hi: lo + width * (i + 1) as f64, count: 0 })
+        .collect();
+    for v in s {
+        let i = (((v - lo) / width) as usize).min(bins - 1);
+        out[i].count += 1;
+    }
+    out
+}
+
+/// Empirical CDF points `(value, fraction ≤ value)`, at most `max_points` of them.
+pub fn cdf(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
+    let s = sorted(values);
+    let n = s.len();
+    if n == 0 || max_points == 0 {
+        return Vec::new();
+    }
+    let step = n.div_ceil(max_points).max(1);
+    let mut out: Vec<(f64, f64)> = (0..n).step_by(step).map(|i| (s[i], (i + 1) as f64 / n as f64)).collect();
+    if out.last().is_some_and(|p| p.1 < 1.0) {
+        out.push((s[n - 1], 1.0));
+    }
+    out
+}
+
+/// Least-squares line `y = slope·x + intercept` with its R².
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LinearFit {
+    /// Slope (y units per x unit).
+    pub slope: f64,
+    /// Intercept (y at x = 0).
+    pub intercept: f64,
+    /// Coefficient of determination.
+    pub r2: f64,
+    /// Points used.
+    pub n: usize,
+}
+
+/// Fits a line through `(x, y)` points; `None` with fewer than two distinct x.
+pub fn linear_fit(points: &[(f64, f64)]) -> Option<LinearFit> {
+    let pts: Vec<_> = points.iter().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+    let n = pts.len() as f64;
+    if pts.len() < 2 {
+        return None;
+    }
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let syy: f64 = pts.iter().map(|p| (p.1 - my).powi(2)).sum();
+    if sxx == 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let r2 = if syy == 0.0 { 1.0 } else { (sxy * sxy) / (sxx * syy) };
+    Some(LinearFit { slope, intercept: my - slope * mx, r2, n: pts.len() })
+}
+
+/// Thresholds of a good experience (defaults from practice).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    /// A request whose TTFT exceeds this is not good (ms).
+    pub ttft_ms: f64,
+    /// A request whose P95 gap exceeds this is not good (ms).
+    pub itl_ms: f64,
+    /// The run's P95 TTFT above this is a bad experience (ms).
+    pub p95_ttft_ms: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self { ttft_ms: 2000.0, itl_ms: 120.0, p95_ttft_ms: 2000.0 }
+    }
+}
+
+/// First level at which a value exceeds `factor` × the first level's value.
+/// `levels` are `(level, value)` sorted by level.
+pub fn knee(levels: &[(f64, f64)], factor: f64) -> Option<f64> {
+    let base = levels.first()?.1;
+    levels.iter().skip(1).find(|(_, v)| *v > base * factor).map(|(l, _)| *l)
+}

@@ -1,0 +1,290 @@
+//! The per-request timeline: what happened when, as the client saw it.
+//!
+//! [`RequestRecorder`] is the sans-IO sink the browser runner drives: it is told the send time,
+//! the response headers, every read (timestamp taken *before* this call, bytes as received) and
+//! how the request ended. It frames and classifies the bytes and keeps a [`RequestTimeline`] from
+//! which [`crate::metrics`] computes every figure. All times are milliseconds on one monotonic
+//! clock (`performance.now()` in the browser).
+
+use serde::{Deserialize, Serialize};
+
+use crate::dialect::{Dialect, DialectDecoder, StreamEvent};
+use crate::sse::{FrameDecoder, Framing};
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The stream completed and reported no error.
+    Ok,
+    /// The server answered with a non-2xx status.
+    HttpError {
+        /// HTTP status.
+        status: u16,
+        /// Start of the body, for the user.
+        message: String,
+    },
+    /// The server reported an error inside the stream (or sent malformed data).
+    StreamError {
+        /// The server's message.
+        message: String,
+    },
+    /// The body ended without the dialect's terminal marker, or inside an event.
+    Truncated {
+        /// What was missing.
+        message: String,
+    },
+    /// The user (or the runner) cancelled the request.
+    Aborted {
+        /// Why.
+        message: String,
+    },
+    /// The request exceeded its time limit.
+    Timeout {
+        /// Which limit.
+        message: String,
+    },
+    /// The request could not be made (network failure, CORS, DNS).
+    NetworkError {
+        /// The browser's message, with advice.
+        message: String,
+    },
+}
+
+impl Outcome {
+    /// A short stable label: `ok`, `http_error`, `stream_error`, …
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::HttpError { .. } => "http_error",
+            Outcome::StreamError { .. } => "stream_error",
+            Outcome::Truncated { .. } => "truncated",
+            Outcome::Aborted { .. } => "aborted",
+            Outcome::Timeout { .. } => "timeout",
+            Outcome::NetworkError { .. } => "network_error",
+        }
+    }
+
+    /// The message, if not ok.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            Outcome::Ok => None,
+            Outcome::HttpError { message, .. }
+            | Outcome::StreamError { message }
+            | Outcome::Truncated { message }
+            | Outcome::Aborted { message }
+            | Outcome::Timeout { message }
+            | Outcome::NetworkError { message } => Some(message),
+        }
+    }
+
+    /// True for [`Outcome::Ok`].
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Outcome::Ok)
+    }
+}
+
+/// One network read.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Read {
+    /// Arrival time (ms).
+    pub at: f64,
+    /// Bytes in the read.
+    pub bytes: u32,
+}
+
+/// One classified event with the arrival time of the read that completed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimedEvent {
+    /// Arrival time of its read (ms); events of one read share it.
+    pub at: f64,
+    /// Index into [`RequestTimeline::reads`].
+    pub read: u32,
+    /// The event.
+    pub event: StreamEvent,
+}
+
+/// Everything recorded about one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestTimeline {
+    /// t0: taken immediately before the request was sent (ms).
+    pub sent_at: f64,
+    /// When the response headers arrived.
+    pub headers_at: Option<f64>,
+    /// HTTP status.
+    pub status: Option<u16>,
+    /// When the request ended (last byte, error, abort or timeout).
+    pub ended_at: Option<f64>,
+    /// Every read.
+    pub reads: Vec<Read>,
+    /// Every classified event.
+    pub events: Vec<TimedEvent>,
+    /// The dialect detected or chosen.
+    pub dialect: Option<Dialect>,
+    /// The framing detected or chosen.
+    pub framing: Option<Framing>,
+    /// Keep-alive comments seen.
+    pub comments: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl RequestTimeline {
+    /// Total bytes received.
+    pub fn bytes(&self) -> u64 {
+        self.reads.iter().map(|r| u64::from(r.bytes)).sum()
+    }
+}
+
+/// The sans-IO sink a runner drives for one request.
+#[derive(Debug, Clone)]
+pub struct RequestRecorder {
+    frames: FrameDecoder,
+    decoder: DialectDecoder,
+    timeline: RequestTimeline,
+    saw_done: bool,
+    saw_finish: bool,
+    error: Option<String>,
+}
+
+impl RequestRecorder {
+    /// Starts a request sent at `sent_at`; `dialect`/`framing` `None` mean detect.
+    pub fn new(sent_at: f64, dialect: Option<Dialect>, framing: Option<Framing>) -> Self {
+        Self {
+            frames: FrameDecoder::new(framing),
+            decoder: DialectDecoder::new(dialect),
+            timeline: RequestTimeline {
+                sent_at,
+                headers_at: None,
+                status: None,
+                ended_at: None,
+                reads: Vec::new(),
+                events: Vec::new(),
+                dialect,
+                framing,
+                comments: 0,
+                outcome: Outcome::Ok,
+            },
+            saw_done: false,
+            saw_finish: false,
+            error: None,
+        }
+    }
+
+    /// Response headers arrived at `at`.
+    pub fn on_headers(&mut self, at: f64, status: u16, content_type: Option<&str>) {
+        self.timeline.headers_at = Some(at);
+        self.timeline.status = Some(status);
+        if self.frames.framing().is_none() {
+            if let Some(f) = content_type.and_then(Framing::from_content_type) {
+                self.frames = FrameDecoder::new(Some(f));
+            }
+        }
+    }
+
+    /// A read of `bytes` arrived at `at` (timestamp taken before this call).
+    pub fn on_read(&mut self, at: f64, bytes: &[u8]) {
+        let read = self.timeline.reads.len() as u32;
+        self.timeline.reads.push(Read { at, bytes: bytes.len() as u32 });
+        for frame in self.frames.feed(bytes) {
+            self.push_frame(at, read, &frame);
+        }
+    }
+
+    /// Events recorded so far (for live views).
+    pub fn timeline(&self) -> &RequestTimeline {
+        &self.timeline
+    }
+
+    fn push_frame(&mut self, at: f64, read: u32, frame: &crate::sse::SseEvent) {
+        for event in self.decoder.decode(frame) {
+            match &event {
+                StreamEvent::Done => self.saw_done = true,
+                StreamEvent::Finish(_) => self.saw_finish = true,
+                StreamEvent::Error(e) if self.error.is_none() => {
+                    let kind = e.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
+                    self.error = Some(format!("server reported an error mid-stream{kind}: {}", e.message));
+                }
+                _ => {}
+            }
+            self.timeline.events.push(TimedEvent { at, read, event });
+        }
+    }
+
+    fn close(mut self, at: f64, outcome: Option<Outcome>) -> RequestTimeline {
+        let read = self.timeline.reads.len().saturating_sub(1) as u32;
+        let (frames, truncation) = self.frames.finish();
+        for frame in frames {
+            self.push_frame(at, read, &frame);
+        }
+        self.timeline.ended_at = Some(at);
+        self.timeline.dialect = self.decoder.dialect().or(self.timeline.dialect);
+        self.timeline.framing = self.frames.framing().or(self.timeline.framing);
+        self.timeline.comments = self.frames.comments();
+        let malformed = self.timeline.events.iter().find_map(|e| match &e.event {
+            StreamEvent::Malformed(m) => Some(m.clone()),
+            _ => None,
+        });
+        self.timeline.outcome = if let Some(o) = outcome {
+            o
+        } else if let Some(e) = self.error.take() {
+            Outcome::StreamError { message: e }
+        } else if let Some(t) = truncation {
+            Outcome::Truncated {
+                message: format!(
+                    "the stream ended inside an event (no blank line after it): {:?}",
+                    if t.partial_data.is_empty() { t.partial_line } else { t.partial_data }
+                ),
+            }
+        } else if let Some(m) = malformed {
+            Outcome::StreamError { message: format!("malformed event: {m}") }
+        } else if !self.saw_done && !self.saw_finish {
+            Outcome::Truncated {
+                message: "the stream ended without a finish reason or end marker: the server or a proxy closed it early"
+                    .to_owned(),
+            }
+        } else {
+            Outcome::Ok
+        };
+        self.timeline
+    }
+
+    /// The body ended normally at `at`.
+    pub fn finish(self, at: f64) -> RequestTimeline {
+        self.close(at, None)
+    }
+
+    /// The server answered `status` with `body` instead of a stream.
+    pub fn http_error(mut self, at: f64, status: u16, body: &str) -> RequestTimeline {
+        self.timeline.status = Some(status);
+        let message = http_error_message(status, body);
+        self.close(at, Some(Outcome::HttpError { status, message }))
+    }
+
+    /// The request ended abnormally (abort, timeout, network) at `at`; partial data is kept.
+    pub fn fail(self, at: f64, outcome: Outcome) -> RequestTimeline {
+        self.close(at, Some(outcome))
+    }
+}
+
+/// A message for an HTTP error: the server's own message when its body is JSON, plus advice.
+pub fn http_error_message(status: u16, body: &str) -> String {
+    let server = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            let e = v.get("error").unwrap_or(&v);
+            e.get("message").and_then(|m| m.as_str()).map(str::to_owned).or_else(|| e.as_str().map(str::to_owned))
+        })
+        .unwrap_or_else(|| body.chars().take(300).collect());
+    let advice = match status {
+        400 => "check the request fields the server accepts (TRT-LLM rejects unknown fields)",
+        401 | 403 => "check the API key and its header",
+        404 => "check the base URL path and the model name",
+        408 | 504 => "the server or a gateway timed out; lower the load or raise its timeout",
+        413 => "the prompt is too large for the server",
+        429 => "the server is rate limiting or its queue is full; lower concurrency or wait (Retry-After)",
+        500..=599 => "the server failed; see its logs",
+        _ => "see the server's response",
+    };
+    format!("HTTP {status}: {server} — {advice}")
+}
