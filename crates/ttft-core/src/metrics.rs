@@ -272,8 +272,14 @@ impl RequestMetrics {
         let output_arrivals = arrivals.len() as u32;
         let tokens_per_arrival =
             if output_arrivals > 0 { output_tokens as f64 / f64::from(output_arrivals) } else { 0.0 };
+        // Without server counts, text length is the only witness: English runs ≈ 4 characters
+        // per token, so arrivals averaging over 16 characters carry several tokens.
+        let chars_per_event = (text.chars().count() + reasoning_text.chars().count()) as f64
+            / f64::from(output_events.max(1));
         let coalesced = output_arrivals > 0
-            && (tokens_per_arrival > 1.2 || gap_tokens.iter().any(|t| t.is_some_and(|n| n > 1)));
+            && (tokens_per_arrival > 1.2
+                || gap_tokens.iter().any(|t| t.is_some_and(|n| n > 1))
+                || (token_source == TokenSource::Estimate && chars_per_event > 16.0));
         let tpot_ms = match (e2e_ms, ttft_ms) {
             (Some(e), Some(f)) if output_tokens > 1 => Some((e - f) / (output_tokens - 1) as f64),
             _ => None,
