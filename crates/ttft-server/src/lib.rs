@@ -1,0 +1,68 @@
+//! ttft-server: serves the built studio and the reference endpoint.
+//!
+//! [`app`] builds the router: the OpenAI-compatible simulator under `/v1` (see [`sim`] for the
+//! latency model), ground truth at `/v1/ground-truth/{id}`, Prometheus metrics at `/metrics`,
+//! and the app's static files with `Cross-Origin-Opener-Policy`/`-Embedder-Policy` so the page
+//! is cross-origin isolated and `performance.now()` has 5 µs resolution.
+
+pub mod api;
+pub mod sim;
+
+use std::path::PathBuf;
+
+use axum::Router;
+use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::routing::{get, post};
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+use tower_http::services::{ServeDir, ServeFile};
+use tower_http::set_header::SetResponseHeaderLayer;
+
+pub use api::ApiState;
+
+/// What the server serves.
+#[derive(Clone)]
+pub struct Config {
+    /// The built app (trunk's `dist/`), if any.
+    pub dist: Option<PathBuf>,
+    /// Simulator seed.
+    pub seed: u64,
+}
+
+/// The reference endpoint's routes (CORS open, Resource Timing visible).
+pub fn api_router(state: ApiState) -> Router {
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::mirror_request())
+        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers([HeaderName::from_static("x-request-id"), header::RETRY_AFTER])
+        .max_age(std::time::Duration::from_secs(600));
+    Router::new()
+        .route("/v1/chat/completions", post(api::chat))
+        .route("/v1/completions", post(api::completions))
+        .route("/v1/messages", post(api::messages))
+        .route("/v1/models", get(api::models))
+        .route("/v1/ground-truth/{id}", get(api::ground_truth))
+        .route("/metrics", get(api::metrics))
+        .route("/healthz", get(|| async { "ok" }))
+        .with_state(state)
+        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("timing-allow-origin"), HeaderValue::from_static("*")))
+        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("cross-origin")))
+        .layer(cors)
+}
+
+/// The whole server: API plus the app's static files.
+pub fn app(config: Config) -> Router {
+    let state = ApiState::new(config.seed);
+    let router = api_router(state);
+    let router = match config.dist {
+        Some(dist) => {
+            let index = dist.join("index.html");
+            router.fallback_service(ServeDir::new(dist).fallback(ServeFile::new(index)))
+        }
+        None => router.fallback(|| async { (axum::http::StatusCode::NOT_FOUND, "the app is not built: run `cargo xtask serve`") }),
+    };
+    router
+        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("cross-origin-opener-policy"), HeaderValue::from_static("same-origin")))
+        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("cross-origin-embedder-policy"), HeaderValue::from_static("require-corp")))
+        .layer(SetResponseHeaderLayer::if_not_present(HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("same-origin")))
+}

@@ -1,0 +1,43 @@
+//! `ttft-server [--host H] [--port P] [--dist DIR] [--seed N]`: serves the studio and the
+//! reference endpoint, and prints the URL.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+
+fn main() -> anyhow::Result<()> {
+    let mut host = "127.0.0.1".to_owned();
+    let mut port: u16 = 8080;
+    let mut dist: Option<PathBuf> = None;
+    let mut seed = 0u64;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || args.next().with_context(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--host" => host = val()?,
+            "--port" => port = val()?.parse().context("--port takes a number")?,
+            "--dist" => dist = Some(PathBuf::from(val()?)),
+            "--seed" => seed = val()?.parse().context("--seed takes a number")?,
+            "-h" | "--help" => {
+                println!("ttft-server [--host 127.0.0.1] [--port 8080] [--dist dist] [--seed 0]");
+                return Ok(());
+            }
+            other => bail!("unknown argument {other}: see --help"),
+        }
+    }
+    if let Some(d) = &dist {
+        if !d.join("index.html").exists() {
+            bail!("{} has no index.html: build the app first (cargo xtask serve does)", d.display());
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind((host.as_str(), port))
+            .await
+            .with_context(|| format!("cannot listen on {host}:{port}: is another server using it? pass --port"))?;
+        let addr = listener.local_addr()?;
+        println!("ttft-studio: http://{addr}/  (reference endpoint: http://{addr}/v1)");
+        axum::serve(listener, ttft_server::app(ttft_server::Config { dist, seed })).await?;
+        anyhow::Ok(())
+    })
+}

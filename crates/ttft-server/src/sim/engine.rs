@@ -1,0 +1,137 @@
+//! Drives a [`Scheduler`] in real time: one task per simulated model sleeps through each step
+//! (to an absolute deadline, so steps do not drift) and hands tokens to the request streams.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
+
+use super::scheduler::{LatencyModel, QueueFull, SchedEvent, Scheduler};
+
+/// What a request stream is told.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineEvent {
+    /// Token `index` is ready; `scheduled` is the step's deadline.
+    Token {
+        /// Token index.
+        index: u32,
+        /// When the step that produced it was due to end.
+        scheduled: Instant,
+        /// Duration of the step when it was a prefill step (ms).
+        prefill_ms: Option<f64>,
+        /// Batch size of the step.
+        batch: usize,
+    },
+    /// The sequence was preempted and will re-prefill.
+    Preempted,
+    /// All planned tokens were produced.
+    Finished,
+}
+
+struct Shared {
+    sched: Mutex<Scheduler>,
+    senders: Mutex<HashMap<u64, mpsc::UnboundedSender<EngineEvent>>>,
+    notify: Notify,
+}
+
+/// Handle to one simulated model's engine.
+#[derive(Clone)]
+pub struct Engine {
+    shared: Arc<Shared>,
+}
+
+impl Engine {
+    /// Starts the engine task (needs a tokio runtime).
+    pub fn spawn(model: LatencyModel) -> Self {
+        let shared = Arc::new(Shared {
+            sched: Mutex::new(Scheduler::new(model)),
+            senders: Mutex::new(HashMap::new()),
+            notify: Notify::new(),
+        });
+        tokio::spawn(run(shared.clone()));
+        Self { shared }
+    }
+
+    /// Queues a request; its events arrive on the returned receiver.
+    pub fn submit(&self, id: u64, prompt_tokens: u32, planned: u32) -> Result<mpsc::UnboundedReceiver<EngineEvent>, QueueFull> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.shared.sched.lock().expect("scheduler lock").submit(id, prompt_tokens, planned)?;
+        self.shared.senders.lock().expect("senders lock").insert(id, tx);
+        self.shared.notify.notify_one();
+        Ok(rx)
+    }
+
+    /// `(running, waiting, kv tokens used)`.
+    pub fn load(&self) -> (usize, usize, u32) {
+        let s = self.shared.sched.lock().expect("scheduler lock");
+        (s.running(), s.waiting(), s.kv_used())
+    }
+}
+
+async fn run(shared: Arc<Shared>) {
+    let mut deadline = Instant::now();
+    loop {
+        let step = shared.sched.lock().expect("scheduler lock").plan();
+        let Some(step) = step else {
+            shared.notify.notified().await;
+            deadline = Instant::now();
+            continue;
+        };
+        let start = deadline.max(Instant::now());
+        deadline = start + std::time::Duration::from_secs_f64(step.duration_ms / 1e3);
+        tokio::time::sleep_until(deadline).await;
+        let events = shared.sched.lock().expect("scheduler lock").complete(&step);
+        let mut gone = Vec::new();
+        {
+            let mut senders = shared.senders.lock().expect("senders lock");
+            for ev in events {
+                let (id, msg, last) = match ev {
+                    SchedEvent::Token { id, index } => (
+                        id,
+                        EngineEvent::Token { index, scheduled: deadline, prefill_ms: step.prefill.then_some(step.duration_ms), batch: step.batch },
+                        false,
+                    ),
+                    SchedEvent::Preempted { id } => (id, EngineEvent::Preempted, false),
+                    SchedEvent::Finished { id } => (id, EngineEvent::Finished, true),
+                };
+                let delivered = senders.get(&id).is_some_and(|tx| tx.send(msg).is_ok());
+                if last || !delivered {
+                    senders.remove(&id);
+                }
+                if !delivered {
+                    gone.push(id);
+                }
+            }
+        }
+        if !gone.is_empty() {
+            let mut s = shared.sched.lock().expect("scheduler lock");
+            for id in gone {
+                s.cancel(id);
+            }
+        }
+    }
+}
+
+/// One engine per simulated model, started on first use.
+#[derive(Clone, Default)]
+pub struct Engines {
+    map: Arc<Mutex<HashMap<&'static str, Engine>>>,
+}
+
+impl Engines {
+    /// The engine of `name`, started with `model` if new.
+    pub fn get(&self, name: &'static str, model: &LatencyModel) -> Engine {
+        self.map.lock().expect("engines lock").entry(name).or_insert_with(|| Engine::spawn(model.clone())).clone()
+    }
+
+    /// `(model, running, waiting, kv)` for every started engine.
+    pub fn loads(&self) -> Vec<(&'static str, usize, usize, u32)> {
+        let mut v: Vec<_> = self.map.lock().expect("engines lock").iter().map(|(n, e)| {
+            let (r, w, kv) = e.load();
+            (*n, r, w, kv)
+        }).collect();
+        v.sort();
+        v
+    }
+}

@@ -1,0 +1,116 @@
+//! Simulated models ("profiles"), chosen by model name, and dialect flavours.
+
+use serde::Serialize;
+
+use super::scheduler::LatencyModel;
+
+/// What a profile writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Behaviour {
+    /// Plain prose or code.
+    Prose,
+    /// Starts with a boilerplate opener.
+    Openers,
+    /// Streams reasoning before the answer.
+    Reasoning,
+    /// Answers with JSON (or calls a tool when tools are given).
+    Agent,
+    /// Fails sometimes: mid-stream errors, stalls, dropped connections.
+    Flaky,
+}
+
+/// A simulated model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Profile {
+    /// Model name clients send.
+    pub name: &'static str,
+    /// What it is for.
+    pub description: &'static str,
+    /// Latency model.
+    pub latency: LatencyModel,
+    /// Tokens per streamed chunk (stream interval).
+    pub tokens_per_chunk: u32,
+    /// What it writes.
+    pub behaviour: Behaviour,
+}
+
+const fn lat(prefill_base_ms: f64, prefill_ms_per_token: f64, decode_base_ms: f64) -> LatencyModel {
+    LatencyModel {
+        prefill_base_ms,
+        prefill_ms_per_token,
+        decode_base_ms,
+        decode_ms_per_seq: 1.5,
+        decode_ms_per_kv_ktok: 1.0,
+        max_batch: 64,
+        kv_capacity: 200_000,
+        max_waiting: 256,
+    }
+}
+
+/// Every profile.
+pub fn profiles() -> Vec<Profile> {
+    vec![
+        Profile { name: "model-a", description: "The article's model A: TTFT ≈ 0.8 s, ITL ≈ 65 ms at low load", latency: lat(700.0, 0.5, 62.0), tokens_per_chunk: 1, behaviour: Behaviour::Prose },
+        Profile { name: "model-b", description: "The article's model B: TTFT ≈ 3.5 s, ITL ≈ 40 ms at low load", latency: lat(3380.0, 0.6, 37.0), tokens_per_chunk: 1, behaviour: Behaviour::Prose },
+        Profile { name: "sim-fast", description: "A fast small model for quick runs: TTFT ≈ 60 ms, ITL ≈ 12 ms", latency: LatencyModel { max_batch: 32, kv_capacity: 60_000, ..lat(40.0, 0.1, 9.0) }, tokens_per_chunk: 1, behaviour: Behaviour::Prose },
+        Profile { name: "sim-coalesce", description: "Streams 4 tokens per chunk (stream interval 4)", latency: lat(60.0, 0.1, 12.0), tokens_per_chunk: 4, behaviour: Behaviour::Prose },
+        Profile { name: "sim-openers", description: "Starts answers with boilerplate openers", latency: lat(120.0, 0.2, 25.0), tokens_per_chunk: 1, behaviour: Behaviour::Openers },
+        Profile { name: "sim-reasoning", description: "Streams reasoning_content before the answer", latency: lat(150.0, 0.2, 20.0), tokens_per_chunk: 1, behaviour: Behaviour::Reasoning },
+        Profile { name: "sim-agent", description: "Answers with JSON, or a tool call fitting the request's tools", latency: lat(100.0, 0.2, 15.0), tokens_per_chunk: 1, behaviour: Behaviour::Agent },
+        Profile { name: "sim-flaky", description: "Mid-stream errors, stalls and dropped connections", latency: lat(80.0, 0.1, 15.0), tokens_per_chunk: 1, behaviour: Behaviour::Flaky },
+        Profile { name: "sim-tiny-kv", description: "A small KV cache: preempts and re-prefills under load", latency: LatencyModel { kv_capacity: 2_000, max_batch: 16, max_waiting: 64, ..lat(50.0, 0.1, 10.0) }, tokens_per_chunk: 1, behaviour: Behaviour::Prose },
+    ]
+}
+
+/// How a server frames the same generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavour {
+    /// OpenAI's API.
+    OpenAi,
+    /// vLLM: role chunk with `content:""`, keys only when set.
+    Vllm,
+    /// SGLang: every key present, nulls included.
+    Sglang,
+    /// TensorRT-LLM: role chunk without content and a trailing space.
+    Trtllm,
+    /// llama.cpp: role `content:null`, `timings` on the last event.
+    Llamacpp,
+    /// Ollama's `/v1`: no role-only chunk.
+    Ollama,
+    /// TGI Messages API: role on every chunk, empty id.
+    Tgi,
+}
+
+impl Flavour {
+    /// Every flavour.
+    pub const ALL: [Flavour; 7] = [Flavour::OpenAi, Flavour::Vllm, Flavour::Sglang, Flavour::Trtllm, Flavour::Llamacpp, Flavour::Ollama, Flavour::Tgi];
+
+    /// Parses a name (`vllm`, `sglang`, …).
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "openai" => Flavour::OpenAi,
+            "vllm" => Flavour::Vllm,
+            "sglang" => Flavour::Sglang,
+            "trtllm" | "trt-llm" | "tensorrt-llm" => Flavour::Trtllm,
+            "llamacpp" | "llama.cpp" | "llama-cpp" => Flavour::Llamacpp,
+            "ollama" => Flavour::Ollama,
+            "tgi" => Flavour::Tgi,
+            _ => return None,
+        })
+    }
+}
+
+/// Splits `model@flavour` into the profile and the flavour (`vllm` when absent).
+pub fn resolve(model: &str, header_flavour: Option<&str>) -> Result<(Profile, Flavour), String> {
+    let (name, suffix) = model.split_once('@').map_or((model, None), |(n, f)| (n, Some(f)));
+    let flavour = match suffix.or(header_flavour) {
+        Some(f) => Flavour::parse(f).ok_or_else(|| format!("unknown flavour '{f}': use openai, vllm, sglang, trtllm, llamacpp, ollama or tgi"))?,
+        None => Flavour::Vllm,
+    };
+    let profile = profiles().into_iter().find(|p| p.name == name).ok_or_else(|| {
+        format!("The model `{name}` does not exist. Available: {}", profiles().iter().map(|p| p.name).collect::<Vec<_>>().join(", "))
+    })?;
+    Ok((profile, flavour))
+}
