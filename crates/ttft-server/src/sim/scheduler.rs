@@ -151,9 +151,11 @@ impl Scheduler {
 
     /// Admits what fits and plans the next step; `None` when idle.
     pub fn plan(&mut self) -> Option<Step> {
-        let mut reserved: u32 = self.running.iter().map(Seq::kv).sum();
+        // Admit only with headroom for the admitted to grow for one more step, so that a
+        // re-admitted sequence is never preempted again before it makes progress.
+        let mut reserved: u32 = self.running.iter().map(|s| s.kv() + 2).sum();
         while let Some(next) = self.waiting.front() {
-            let need = next.kv() + 1;
+            let need = next.kv() + 2;
             let fits = reserved + need <= self.model.kv_capacity || self.running.is_empty();
             if self.running.len() >= self.model.max_batch || !fits {
                 break;

@@ -1,0 +1,295 @@
+//! Routes through `oneshot`, every flavour's framing checked by the core's own parser, bad
+//! requests, ground truth, metrics, headers; and one real-socket test.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use ttft_core::dialect::{Dialect, StreamEvent};
+use ttft_core::metrics::{MetricsConfig, RequestMetrics, TokenSource, TtftKind};
+use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
+use ttft_server::{Config, app};
+
+fn server() -> axum::Router {
+    app(Config { dist: None, seed: 7 })
+}
+
+async fn post(app: &axum::Router, path: &str, body: Value, headers: &[(&str, &str)]) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let mut req = Request::post(path).header("content-type", "application/json");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = app.clone().oneshot(req.body(Body::from(body.to_string())).unwrap()).await.unwrap();
+    let (parts, body) = resp.into_parts();
+    (parts.status, parts.headers, body.collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default())
+}
+
+async fn get(app: &axum::Router, path: &str) -> (StatusCode, Vec<u8>) {
+    let resp = app.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+    let status = resp.status();
+    (status, resp.into_body().collect().await.unwrap().to_bytes().to_vec())
+}
+
+fn parse(bytes: &[u8]) -> RequestTimeline {
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(0.0, 200, None);
+    r.on_read(1.0, bytes);
+    r.finish(2.0)
+}
+
+fn chat(model: &str, max_tokens: u32) -> Value {
+    json!({"model": model, "messages": [{"role": "user", "content": "Summarise the article."}], "stream": true, "max_tokens": max_tokens, "stream_options": {"include_usage": true}})
+}
+
+#[tokio::test]
+async fn every_flavour_streams_what_the_core_parses_correctly() {
+    let app = server();
+    for flavour in ["openai", "vllm", "sglang", "trtllm", "llamacpp", "ollama", "tgi"] {
+        let (status, _, body) = post(&app, "/v1/chat/completions", chat(&format!("sim-fast@{flavour}"), 6), &[]).await;
+        assert_eq!(status, StatusCode::OK, "{flavour}");
+        let text = String::from_utf8(body.clone()).unwrap();
+        let tl = parse(&body);
+        assert_eq!(tl.outcome, Outcome::Ok, "{flavour}: {text}");
+        assert_eq!(tl.dialect, Some(Dialect::OpenAiChat));
+        let m = RequestMetrics::compute(&tl, &MetricsConfig::default());
+        assert_eq!(m.output_events, 6, "{flavour}: one token per chunk");
+        assert_eq!(m.output_tokens, 6, "{flavour}");
+        assert_eq!(m.token_source, TokenSource::FinalUsage, "{flavour} honours include_usage");
+        match flavour {
+            "vllm" => assert!(text.starts_with("data: {") && text.contains("\"role\":\"assistant\"") && text.contains("\"content\":\"\"")),
+            "trtllm" => assert!(text.contains("} \n\n"), "trailing space on the role chunk"),
+            "llamacpp" => {
+                assert!(text.contains("\"content\":null"));
+                assert!(m.server_timings.is_some_and(|t| t.predicted_n == Some(6)));
+            }
+            "sglang" => assert!(text.contains("\"reasoning_content\":null") && text.contains("\"matched_stop\":null")),
+            "ollama" => assert!(matches!(tl.events[0].event, StreamEvent::Content(_)), "no role-only chunk"),
+            "tgi" => assert!(text.contains("\"id\":\"\"")),
+            _ => {}
+        }
+        assert!(text.trim_end().ends_with("data: [DONE]"));
+    }
+}
+
+#[tokio::test]
+async fn completions_and_anthropic_messages() {
+    let app = server();
+    let (s, _, body) = post(&app, "/v1/completions", json!({"model": "sim-fast", "prompt": "Once", "stream": true, "max_tokens": 4}), &[]).await;
+    assert_eq!(s, StatusCode::OK);
+    let tl = parse(&body);
+    assert_eq!(tl.dialect, Some(Dialect::OpenAiCompletions));
+    assert_eq!(tl.outcome, Outcome::Ok);
+    let (s, _, body) = post(&app, "/v1/messages", json!({"model": "sim-reasoning", "max_tokens": 12, "stream": true, "messages": [{"role": "user", "content": "hi"}]}), &[]).await;
+    assert_eq!(s, StatusCode::OK);
+    let tl = parse(&body);
+    assert_eq!(tl.dialect, Some(Dialect::Anthropic));
+    assert_eq!(tl.outcome, Outcome::Ok);
+    let m = RequestMetrics::compute(&tl, &MetricsConfig::default());
+    assert_eq!(m.ttft_kind, Some(TtftKind::Reasoning));
+    assert_eq!(m.output_tokens, 12);
+    let (s, _, body) = post(&app, "/v1/messages", json!({"model": "sim-fast", "max_tokens": 3, "messages": [{"role": "user", "content": "hi"}]}), &[]).await;
+    assert_eq!(s, StatusCode::OK);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["type"], "message");
+    assert_eq!(v["usage"]["output_tokens"], 3);
+}
+
+#[tokio::test]
+async fn coalescing_profile_and_continuous_usage() {
+    let app = server();
+    let mut body = chat("sim-coalesce", 13);
+    body["stream_options"] = json!({"include_usage": true, "continuous_usage_stats": true});
+    let (_, _, bytes) = post(&app, "/v1/chat/completions", body, &[]).await;
+    let tl = parse(&bytes);
+    let m = RequestMetrics::compute(&tl, &MetricsConfig::default());
+    assert_eq!(m.output_tokens, 13);
+    assert_eq!(m.output_events, 1 + 3, "first token alone, then chunks of 4");
+    assert_eq!(m.token_source, TokenSource::FinalUsage);
+    assert!(m.coalesced);
+}
+
+#[tokio::test]
+async fn openers_reasoning_agent_json_and_tool_calls() {
+    let app = server();
+    let (_, _, b) = post(&app, "/v1/chat/completions", chat("sim-openers", 30), &[]).await;
+    let m = RequestMetrics::compute(&parse(&b), &MetricsConfig::default());
+    assert!(!m.opener_text.is_empty(), "{}", m.text);
+    assert!(m.meaningful_ms.is_some());
+    let mut zh = chat("sim-openers", 30);
+    zh["messages"][0]["content"] = json!("请帮我总结一下这篇文章的要点");
+    let (_, _, b) = post(&app, "/v1/chat/completions", zh, &[]).await;
+    let m = RequestMetrics::compute(&parse(&b), &MetricsConfig::default());
+    assert!(m.opener_text.starts_with("好的") || m.opener_text.starts_with("当然"), "{}", m.text);
+    let mut agent = chat("sim-agent", 256);
+    agent["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "plan", "schema": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city", "days"]}}});
+    let (_, _, b) = post(&app, "/v1/chat/completions", agent, &[]).await;
+    let cfg = MetricsConfig { track_json: true, required_keys: vec!["city".into(), "days".into()], ..MetricsConfig::default() };
+    let m = RequestMetrics::compute(&parse(&b), &cfg);
+    let j = m.json.unwrap();
+    assert!(j.valid_at.is_some(), "{}", m.text);
+    assert!(j.missing_keys.is_empty());
+    let mut tools = chat("sim-agent@sglang", 256);
+    tools["tools"] = json!([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}}}}]);
+    let (_, _, b) = post(&app, "/v1/chat/completions", tools, &[]).await;
+    let tl = parse(&b);
+    assert_eq!(tl.outcome, Outcome::Ok);
+    let m = RequestMetrics::compute(&tl, &MetricsConfig::default());
+    assert_eq!(m.ttft_kind, Some(TtftKind::ToolCall));
+    assert_eq!(m.tool_calls[0].name.as_deref(), Some("get_weather"));
+    let args: Value = serde_json::from_str(&m.tool_calls[0].arguments).unwrap();
+    assert!(args["city"].is_string() && ["c", "f"].contains(&args["unit"].as_str().unwrap()));
+}
+
+#[tokio::test]
+async fn bad_requests_get_openai_errors() {
+    let app = server();
+    let cases: Vec<(Value, StatusCode, &str)> = vec![
+        (json!({"messages": [{"role": "user", "content": "x"}]}), StatusCode::BAD_REQUEST, "model"),
+        (json!({"model": "nope", "messages": [{"role": "user", "content": "x"}]}), StatusCode::NOT_FOUND, "does not exist"),
+        (json!({"model": "sim-fast@nginx", "messages": [{"role": "user", "content": "x"}]}), StatusCode::BAD_REQUEST, "flavour"),
+        (json!({"model": "sim-fast", "messages": []}), StatusCode::BAD_REQUEST, "messages"),
+        (json!({"model": "sim-fast", "messages": [{"role": "wizard", "content": "x"}]}), StatusCode::BAD_REQUEST, "role"),
+        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": 5}]}), StatusCode::BAD_REQUEST, "content"),
+        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "max_tokens": 0}), StatusCode::BAD_REQUEST, "max_tokens"),
+        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "temperature": 3}), StatusCode::BAD_REQUEST, "temperature"),
+        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "stream": "yes"}), StatusCode::BAD_REQUEST, "stream"),
+        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x".repeat(300_000)}]}), StatusCode::PAYLOAD_TOO_LARGE, "prompt"),
+        (json!([1]), StatusCode::BAD_REQUEST, "object"),
+    ];
+    for (body, status, word) in cases {
+        let (s, _, b) = post(&app, "/v1/chat/completions", body.clone(), &[]).await;
+        assert_eq!(s, status, "{body}");
+        let v: Value = serde_json::from_slice(&b).unwrap();
+        assert!(v["error"]["message"].as_str().unwrap().contains(word), "{v}");
+    }
+    let (s, _, b) = post(&app, "/v1/messages", json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}]}), &[]).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "anthropic requires max_tokens");
+    assert!(String::from_utf8(b).unwrap().contains("max_tokens"));
+    let resp = app.clone().oneshot(Request::post("/v1/chat/completions").body(Body::from("{bad")).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let big = vec![b' '; 2 * 1024 * 1024];
+    let resp = app.clone().oneshot(Request::post("/v1/chat/completions").body(Body::from(big)).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn full_queue_gets_429_with_retry_after() {
+    let app = server();
+    // sim-tiny-kv: 64 waiting at most, 16 running; 100 long requests overflow the queue.
+    let mut handles = Vec::new();
+    for _ in 0..100 {
+        let app = app.clone();
+        handles.push(tokio::spawn(async move {
+            let req = Request::post("/v1/chat/completions").header("content-type", "application/json").body(Body::from(chat("sim-tiny-kv", 50).to_string())).unwrap();
+            let resp = app.oneshot(req).await.unwrap();
+            (resp.status(), resp.headers().get("retry-after").cloned())
+        }));
+    }
+    let mut limited = 0;
+    for h in handles {
+        let (s, ra) = h.await.unwrap();
+        if s == StatusCode::TOO_MANY_REQUESTS {
+            limited += 1;
+            assert_eq!(ra.unwrap(), "1");
+        }
+    }
+    assert!(limited > 0, "some requests must be refused");
+}
+
+#[tokio::test]
+async fn ground_truth_models_metrics_and_headers() {
+    let app = server();
+    let (s, headers, body) = post(&app, "/v1/chat/completions", chat("sim-fast", 5), &[("origin", "http://elsewhere:1")]).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(headers["access-control-allow-origin"], "http://elsewhere:1");
+    assert_eq!(headers["timing-allow-origin"], "*");
+    assert_eq!(headers["cross-origin-resource-policy"], "cross-origin");
+    assert!(headers["access-control-expose-headers"].to_str().unwrap().contains("x-request-id"));
+    let id = headers["x-request-id"].to_str().unwrap().to_owned();
+    assert!(!body.is_empty());
+    let (s, truth) = get(&app, &format!("/v1/ground-truth/{id}")).await;
+    assert_eq!(s, StatusCode::OK);
+    let t: Value = serde_json::from_slice(&truth).unwrap();
+    assert_eq!(t["outcome"], "ok");
+    assert_eq!(t["chunks"].as_array().unwrap().len(), 5);
+    assert!(t["prefill_ms"].as_f64().unwrap() > 0.0);
+    let (s, _) = get(&app, "/v1/ground-truth/sim-999999").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (_, models) = get(&app, "/v1/models").await;
+    let m: Value = serde_json::from_slice(&models).unwrap();
+    assert!(m["data"].as_array().unwrap().iter().any(|d| d["id"] == "model-a"));
+    let (_, metrics) = get(&app, "/metrics").await;
+    let text = String::from_utf8(metrics).unwrap();
+    for name in ["vllm:time_to_first_token_seconds_bucket", "vllm:inter_token_latency_seconds_count", "vllm:e2e_request_latency_seconds_sum", "vllm:num_requests_running", "vllm:num_requests_waiting"] {
+        assert!(text.contains(name), "{name} missing");
+    }
+    let resp = app.clone().oneshot(Request::options("/v1/chat/completions").header("origin", "http://x:1").header("access-control-request-method", "POST").header("access-control-request-headers", "authorization,content-type").body(Body::empty()).unwrap()).await.unwrap();
+    assert!(resp.status().is_success());
+    assert!(resp.headers()["access-control-allow-headers"].to_str().unwrap().contains("authorization"));
+}
+
+#[tokio::test]
+async fn app_pages_are_cross_origin_isolated() {
+    let dir = std::env::temp_dir().join(format!("ttft-dist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.html"), "<html>studio</html>").unwrap();
+    let app = app(Config { dist: Some(dir.clone()), seed: 0 });
+    let resp = app.clone().oneshot(Request::get("/").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(resp.headers()["cross-origin-opener-policy"], "same-origin");
+    assert_eq!(resp.headers()["cross-origin-embedder-policy"], "require-corp");
+    let resp = app.oneshot(Request::get("/runs/42").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK, "unknown paths fall back to the app");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[tokio::test]
+async fn flaky_profile_fails_in_every_documented_way() {
+    let app = server();
+    let mut kinds = std::collections::BTreeSet::new();
+    for seed in 0..24u64 {
+        let mut body = chat("sim-flaky", 8);
+        body["seed"] = json!(seed);
+        let (_, _, bytes) = post(&app, "/v1/chat/completions", body, &[]).await;
+        kinds.insert(parse(&bytes).outcome.kind());
+    }
+    assert!(kinds.contains("stream_error") && kinds.contains("truncated") && kinds.contains("ok"), "{kinds:?}");
+}
+
+/// One real socket: reads arrive over time and client-observed gaps match the ground truth.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_socket_stream_matches_ground_truth() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, server()).await.unwrap() });
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut sock = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = chat("sim-fast", 20).to_string();
+    let t0 = std::time::Instant::now();
+    sock.write_all(format!("POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    let mut reads = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let n = sock.read(&mut buf).await.unwrap();
+        if n == 0 {
+            break;
+        }
+        reads.push((t0.elapsed().as_secs_f64() * 1e3, buf[..n].to_vec()));
+        raw.extend_from_slice(&buf[..n]);
+    }
+    let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..head_end]).to_string();
+    let id = head.lines().find_map(|l| l.strip_prefix("x-request-id: ")).unwrap().trim().to_owned();
+    assert!(head.contains("transfer-encoding: chunked"));
+    assert!(reads.len() > 10, "tokens arrive in separate reads over time");
+    let total: f64 = reads.last().unwrap().0 - reads[0].0;
+    assert!(total > 100.0, "20 tokens at ≈12 ms take time: {total}");
+    let mut s2 = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s2.write_all(format!("GET /v1/ground-truth/{id} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes()).await.unwrap();
+    let mut resp = Vec::new();
+    s2.read_to_end(&mut resp).await.unwrap();
+    let text = String::from_utf8_lossy(&resp);
+    assert!(text.starts_with("HTTP/1.1 200"));
+    assert!(text.contains("\"outcome\":\"ok\""));
+}
