@@ -14,6 +14,7 @@ pub mod dialect;
 pub mod metrics;
 pub mod openers;
 pub mod report;
+pub mod request;
 pub mod roofline;
 pub mod share;
 pub mod sse;

@@ -220,3 +220,46 @@ fn share_round_trip_size_and_bad_links() {
     let bomb = format!("r1.{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bomb));
     assert_eq!(share::decode(&bomb), Err(ShareError::TooLarge));
 }
+
+#[test]
+fn requests_for_each_api_style_and_no_secrets() {
+    use ttft_core::dialect::Dialect;
+    use ttft_core::request::{GenerationParams, auth_header, build_request, filler_text, normalise_base};
+    let p = GenerationParams {
+        model: "m".into(),
+        messages: vec![("system".into(), "be brief".into()), ("user".into(), "hi".into())],
+        max_tokens: 32,
+        temperature: Some(0.0),
+        seed: Some(1),
+        continuous_usage: true,
+        ignore_eos: true,
+        response_format: None,
+        tools: None,
+        extra_body: Some(serde_json::json!({"cache_prompt": false})),
+    };
+    assert_eq!(normalise_base("http://h:8000/v1/"), "http://h:8000");
+    let r = build_request("http://h:8000/v1", None, &p);
+    assert_eq!(r.url, "http://h:8000/v1/chat/completions");
+    let b: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(b["stream"], true);
+    assert_eq!(b["stream_options"]["include_usage"], true);
+    assert_eq!(b["stream_options"]["continuous_usage_stats"], true);
+    assert_eq!(b["ignore_eos"], true);
+    assert_eq!(b["cache_prompt"], false);
+    let a = build_request("https://api.anthropic.com", Some(Dialect::Anthropic), &p);
+    let b: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+    assert_eq!(a.url, "https://api.anthropic.com/v1/messages");
+    assert_eq!(b["system"], "be brief");
+    assert_eq!(b["messages"].as_array().unwrap().len(), 1);
+    assert!(a.headers.iter().any(|(k, _)| k == "anthropic-dangerous-direct-browser-access"));
+    assert_eq!(build_request("http://o:11434", Some(Dialect::OllamaNative), &p).url, "http://o:11434/api/chat");
+    assert_eq!(build_request("http://t", Some(Dialect::TgiNative), &p).url, "http://t/generate_stream");
+    assert_eq!(build_request("http://x", Some(Dialect::OpenAiResponses), &p).url, "http://x/v1/responses");
+    for d in Dialect::ALL {
+        let r = build_request("http://x", Some(d), &p);
+        assert!(!r.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization") || k == "x-api-key"));
+    }
+    assert_eq!(auth_header(Some(Dialect::Anthropic), "k").0, "x-api-key");
+    assert_eq!(auth_header(None, "k").1, "Bearer k");
+    assert_eq!(filler_text(100).len(), 400);
+}
