@@ -1,0 +1,8 @@
+//! UI components. They read results from the core; they compute no metrics.
+
+pub mod endpoint_panel;
+pub mod report_view;
+pub mod run_controls;
+pub mod runs_list;
+pub mod scenario_panel;
+pub mod status_bar;

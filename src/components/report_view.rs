@@ -1,0 +1,213 @@
+//! A run's report: headline figures, diagnosis, groups, requests, and export/share.
+
+use leptos::prelude::*;
+use ttft_core::diagnosis::{Severity, diagnose};
+use ttft_core::report::{Aggregates, Report};
+use ttft_core::stats::Summary;
+
+use crate::format::{ms, pct, per_s};
+use crate::state::use_studio;
+
+/// The report shown: the selected saved run, else the live one.
+fn shown_report() -> Memo<Option<Report>> {
+    let studio = use_studio();
+    Memo::new(move |_| match studio.selected.get() {
+        Some(i) => studio.runs.with(|r| r.get(i).cloned()),
+        None => studio.live.with(|l| l.as_ref().map(|l| l.report.clone())),
+    })
+}
+
+/// One headline figure.
+#[component]
+fn Figure(
+    /// What it is.
+    label: &'static str,
+    /// The value, formatted.
+    value: String,
+    /// `data-testid`.
+    testid: &'static str,
+) -> impl IntoView {
+    view! { <div class="figure"><div class="label">{label}</div><div class="value" data-testid=testid>{value}</div></div> }
+}
+
+fn p(s: Option<Summary>, f: fn(&Summary) -> f64) -> Option<f64> {
+    s.as_ref().map(f)
+}
+
+/// Headline figures of a run.
+#[component]
+fn Headline(
+    /// The statistics.
+    agg: Aggregates,
+) -> impl IntoView {
+    let errors: usize = agg.errors.values().sum();
+    view! {
+        <div class="figures" data-testid="headline">
+            <Figure label="TTFT P50" value=ms(p(agg.ttft, |s| s.p50)) testid="ttft-p50" />
+            <Figure label="TTFT P95" value=ms(p(agg.ttft, |s| s.p95)) testid="ttft-p95" />
+            <Figure label="Meaningful first token P50" value=ms(p(agg.meaningful, |s| s.p50)) testid="meaningful-p50" />
+            <Figure label="ITL P50" value=ms(p(agg.itl, |s| s.p50)) testid="itl-p50" />
+            <Figure label="ITL P95" value=ms(p(agg.itl, |s| s.p95)) testid="itl-p95" />
+            <Figure label="ITL P99" value=ms(p(agg.itl, |s| s.p99)) testid="itl-p99" />
+            <Figure label="TPOT P50" value=ms(p(agg.tpot, |s| s.p50)) testid="tpot-p50" />
+            <Figure label="E2E P50" value=ms(p(agg.e2e, |s| s.p50)) testid="e2e-p50" />
+            <Figure label="Decode rate P50" value=per_s(p(agg.tokens_per_s, |s| s.p50)) testid="tokens-per-s" />
+            <Figure label="Time to valid JSON P50" value=ms(p(agg.json_valid, |s| s.p50)) testid="json-valid-p50" />
+            <Figure label="Goodput" value=pct(agg.goodput) testid="goodput" />
+            <Figure label="Errors" value=format!("{errors} / {}", agg.count) testid="errors" />
+        </div>
+    }
+}
+
+/// Diagnosis findings.
+#[component]
+fn Findings(
+    /// The report.
+    report: Report,
+    /// Its statistics.
+    agg: Aggregates,
+) -> impl IntoView {
+    let findings = diagnose(&report, &agg);
+    view! {
+        <section data-testid="findings">
+            <h3>"Diagnosis"</h3>
+            {if findings.is_empty() { Some(view! { <p class="muted">"No findings: latency is within the thresholds."</p> }) } else { None }}
+            <ul>
+                {findings.into_iter().map(|f| {
+                    let class = match f.severity { Severity::Problem => "problem", Severity::Warning => "warning", Severity::Info => "info" };
+                    view! { <li class=class data-finding=f.id.clone()><strong>{f.title}</strong><br/><span class="evidence">{f.evidence}</span><br/><em>{f.advice}</em></li> }
+                }).collect_view()}
+            </ul>
+        </section>
+    }
+}
+
+/// Per-group statistics (sweeps, rounds).
+#[component]
+fn Groups(
+    /// Its statistics.
+    agg: Aggregates,
+) -> impl IntoView {
+    let fit = agg.ttft_vs_prompt.map(|f| format!("TTFT ≈ {:.0} ms + {:.3} ms × prompt tokens (R² {:.2})", f.intercept, f.slope, f.r2));
+    let pos = agg.itl_vs_position.map(|f| format!("ITL changes {:+.2} ms per 1,000 output tokens", f.slope * 1000.0));
+    view! {
+        <section data-testid="groups">
+            <h3>"By level"</h3>
+            <table>
+                <thead><tr><th>"Group"</th><th>"n"</th><th>"TTFT P50"</th><th>"TTFT P95"</th><th>"ITL P50"</th><th>"ITL P95"</th><th>"E2E P50"</th><th>"Throughput"</th></tr></thead>
+                <tbody>
+                    {agg.groups.iter().map(|g| view! {
+                        <tr data-group=g.group.clone()>
+                            <td>{g.group.clone()}</td><td>{g.count}</td>
+                            <td>{ms(p(g.ttft, |s| s.p50))}</td><td>{ms(p(g.ttft, |s| s.p95))}</td>
+                            <td>{ms(p(g.itl, |s| s.p50))}</td><td>{ms(p(g.itl, |s| s.p95))}</td>
+                            <td>{ms(p(g.e2e, |s| s.p50))}</td><td>{per_s(g.throughput_tokens_per_s)}" tok"</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            {fit.map(|f| view! { <p data-testid="prompt-fit">{f}</p> })}
+            {pos.map(|f| view! { <p>{f}</p> })}
+            {agg.knee_level.map(|k| view! { <p data-testid="knee">{format!("Knee: latency bends at level {k}")}</p> })}
+        </section>
+    }
+}
+
+/// Every request, with its outcome.
+#[component]
+fn Requests(
+    /// The report.
+    report: Report,
+) -> impl IntoView {
+    view! {
+        <section>
+            <h3>"Requests"</h3>
+            <table data-testid="requests">
+                <thead><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th>"TTFB"</th><th>"TTFT"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
+                <tbody>
+                    {report.requests.iter().map(|r| {
+                        let m = &r.metrics;
+                        let itl = Summary::of(&m.per_token_itl()).map(|s| s.p50);
+                        let mut notes = Vec::new();
+                        if r.warmup { notes.push("warm-up".to_owned()); }
+                        if let Some(msg) = r.outcome.message() { notes.push(msg.to_owned()); }
+                        if m.coalesced { notes.push(format!("{:.1} tokens/chunk", m.tokens_per_arrival)); }
+                        if !m.opener_text.is_empty() { notes.push(format!("opener: “{}”", m.opener_text.trim())); }
+                        if let Some(t) = m.server_timings { notes.push(format!("server: prefill {} · {} /token", ms(t.prompt_ms), ms(t.predicted_per_token_ms))); }
+                        view! {
+                            <tr class=if r.outcome.is_ok() { "" } else { "failed" } data-outcome=r.outcome.kind()>
+                                <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
+                                <td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td>{ms(m.meaningful_ms)}</td>
+                                <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>
+                                <td class="notes">{notes.join(" · ")}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+fn data_url(mime: &str, text: &str) -> String {
+    format!("data:{mime};charset=utf-8,{}", String::from(js_sys::encode_uri_component(text)))
+}
+
+fn csv(report: &Report) -> String {
+    let mut out = String::from("index,group,level,warmup,outcome,ttfb_ms,ttft_ms,meaningful_ms,tpot_ms,e2e_ms,output_tokens,token_source,prompt_tokens,coalesced,message\n");
+    for r in &report.requests {
+        let m = &r.metrics;
+        let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
+        let msg = r.outcome.message().unwrap_or("").replace('"', "\"\"");
+        out.push_str(&format!("{},{},{},{},{},{},{},{},{},{},{},{:?},{},{},\"{}\"\n", r.index, r.group, f(r.level), r.warmup, r.outcome.kind(), f(m.ttfb_ms), f(m.ttft_ms), f(m.meaningful_ms), f(m.tpot_ms), f(m.e2e_ms), m.output_tokens, m.token_source, m.prompt_tokens.map_or(String::new(), |p| p.to_string()), m.coalesced, msg));
+    }
+    out
+}
+
+/// Share link and exports.
+#[component]
+fn ShareBox(
+    /// The report.
+    report: Report,
+) -> impl IntoView {
+    let link = {
+        let compact = ttft_core::share::compact_for_share(&report, 5);
+        let origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();
+        format!("{origin}/#share={}", ttft_core::share::encode(&compact))
+    };
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    let name = report.title.replace([' ', ':', '·'], "_");
+    view! {
+        <section class="share">
+            <label>"Share link (no server storage; replay of 5 requests)"
+                <input readonly data-testid="share-link" prop:value=link.clone() />
+            </label>
+            <a href=data_url("application/json", &json) download=format!("{name}.json") data-testid="export-json">"Export JSON"</a>
+            " · "
+            <a href=data_url("text/csv", &csv(&report)) download=format!("{name}.csv")>"Export CSV"</a>
+        </section>
+    }
+}
+
+/// The report of the selected (or live) run.
+#[component]
+pub fn ReportView() -> impl IntoView {
+    let report = shown_report();
+    move || match report.get() {
+        None => view! { <p class="muted" data-testid="empty-report">"Configure an endpoint and a scenario, then press Run. The built-in reference endpoint works with no setup."</p> }.into_any(),
+        Some(r) => {
+            let agg = r.aggregates();
+            view! {
+                <article class="report" data-testid="report">
+                    <h2 data-testid="report-title">{r.title.clone()}</h2>
+                    <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
+                    <Headline agg=agg.clone() />
+                    <Findings report=r.clone() agg=agg.clone() />
+                    <Groups agg=agg />
+                    <ShareBox report=r.clone() />
+                    <Requests report=r />
+                </article>
+            }.into_any()
+        }
+    }
+}

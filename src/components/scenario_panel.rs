@@ -1,0 +1,88 @@
+//! Scenario settings.
+
+use leptos::prelude::*;
+
+use crate::scenario::{PROMPTS, ScenarioConfig, ScenarioKind};
+use crate::state::use_studio;
+
+/// A labelled number input bound to one field of the scenario.
+#[component]
+fn NumberField(
+    /// Label text.
+    label: &'static str,
+    /// `data-testid`.
+    testid: &'static str,
+    /// Reads the field.
+    get: fn(&ScenarioConfig) -> f64,
+    /// Writes the field.
+    put: fn(&mut ScenarioConfig, f64),
+) -> impl IntoView {
+    let sc = use_studio().scenario;
+    view! {
+        <label>{label}
+            <input type="number" data-testid=testid prop:value=move || sc.with(|c| get(c).to_string())
+                on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { sc.update(|c| put(c, v)) } } />
+        </label>
+    }
+}
+
+/// What the run sends.
+#[component]
+pub fn ScenarioPanel() -> impl IntoView {
+    let sc = use_studio().scenario;
+    let kind = move || sc.with(|c| c.kind);
+    view! {
+        <fieldset class="panel" data-testid="scenario-panel">
+            <legend>"Scenario"</legend>
+            <label>"Kind"
+                <select data-testid="scenario-kind" prop:value=move || kind().id()
+                    on:change=move |ev| { if let Some(k) = ScenarioKind::from_id(&event_target_value(&ev)) { sc.update(|c| c.kind = k) } }>
+                    {ScenarioKind::ALL.iter().map(|(k, l)| view! { <option value=k.id()>{*l}</option> }).collect_view()}
+                </select>
+            </label>
+            <label>"Prompt"
+                <select data-testid="prompt-preset" prop:value=move || sc.with(|c| c.preset.map_or("custom".into(), |i| i.to_string()))
+                    on:change=move |ev| { let v = event_target_value(&ev); sc.update(|c| c.preset = v.parse().ok()) }>
+                    {PROMPTS.iter().enumerate().map(|(i, (l, _))| view! { <option value=i.to_string()>{*l}</option> }).collect_view()}
+                    <option value="custom">"Custom…"</option>
+                </select>
+            </label>
+            <Show when=move || sc.with(|c| c.preset.is_none())>
+                <textarea rows="3" data-testid="custom-prompt" prop:value=move || sc.with(|c| c.custom_prompt.clone())
+                    on:change=move |ev| sc.update(|c| c.custom_prompt = event_target_value(&ev))></textarea>
+            </Show>
+            <div class="grid">
+                <NumberField label="Max tokens" testid="max-tokens" get=|c| f64::from(c.max_tokens) put=|c, v| c.max_tokens = v.max(1.0) as u32 />
+                <NumberField label="Requests" testid="requests" get=|c| f64::from(c.requests) put=|c, v| c.requests = v.max(1.0) as u32 />
+                <NumberField label="Concurrency" testid="concurrency" get=|c| f64::from(c.concurrency) put=|c, v| c.concurrency = v.max(1.0) as u32 />
+                <NumberField label="Warm-up" testid="warmup" get=|c| f64::from(c.warmup) put=|c, v| c.warmup = v.max(0.0) as u32 />
+                <NumberField label="Timeout (s)" testid="timeout" get=|c| c.timeout_s put=|c, v| c.timeout_s = v.max(1.0) />
+                <NumberField label="Rate (req/s, 0 = closed loop)" testid="rate" get=|c| c.rate_per_s put=|c, v| c.rate_per_s = v.max(0.0) />
+            </div>
+            <Show when=move || kind() == ScenarioKind::ConcurrencySweep>
+                <label>"Concurrency levels"
+                    <input data-testid="levels" prop:value=move || sc.with(|c| c.levels.clone()) on:change=move |ev| sc.update(|c| c.levels = event_target_value(&ev)) />
+                </label>
+            </Show>
+            <Show when=move || kind() == ScenarioKind::PromptSweep>
+                <label>"Prompt lengths (tokens)"
+                    <input data-testid="prompt-levels" prop:value=move || sc.with(|c| c.prompt_levels.clone()) on:change=move |ev| sc.update(|c| c.prompt_levels = event_target_value(&ev)) />
+                </label>
+            </Show>
+            <Show when=move || matches!(kind(), ScenarioKind::AgentJson | ScenarioKind::MultiTurn)>
+                <label>"Required keys"
+                    <input data-testid="required-keys" prop:value=move || sc.with(|c| c.required_keys.clone()) on:change=move |ev| sc.update(|c| c.required_keys = event_target_value(&ev)) />
+                </label>
+                <label class="inline"><input type="checkbox" data-testid="use-tools" prop:checked=move || sc.with(|c| c.use_tools)
+                    on:change=move |ev| sc.update(|c| c.use_tools = event_target_checked(&ev)) />"as a tool call (function calling)"</label>
+            </Show>
+            <Show when=move || kind() == ScenarioKind::MultiTurn>
+                <NumberField label="Rounds" testid="rounds" get=|c| f64::from(c.rounds) put=|c, v| c.rounds = v.max(1.0) as u32 />
+            </Show>
+            <label class="inline"><input type="checkbox" prop:checked=move || sc.with(|c| c.continuous_usage)
+                on:change=move |ev| sc.update(|c| c.continuous_usage = event_target_checked(&ev)) />"continuous usage stats (vLLM, SGLang)"</label>
+            <label class="inline"><input type="checkbox" prop:checked=move || sc.with(|c| c.ignore_eos)
+                on:change=move |ev| sc.update(|c| c.ignore_eos = event_target_checked(&ev)) />"ignore EOS (fixed output length)"</label>
+        </fieldset>
+    }
+}

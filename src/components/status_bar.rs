@@ -1,0 +1,29 @@
+//! The status line: clock resolution and isolation, and notices.
+
+use leptos::prelude::*;
+
+use crate::state::use_studio;
+
+/// Clock resolution (every number depends on it) and the latest notice.
+#[component]
+pub fn StatusBar() -> impl IntoView {
+    let studio = use_studio();
+    let clock = move || match studio.clock.get() {
+        None => "clock: measuring…".to_owned(),
+        Some(c) => format!(
+            "clock resolution {:.0} µs · {}",
+            c.resolution_ms * 1000.0,
+            if c.isolated { "cross-origin isolated" } else { "not isolated: timings are coarser (serve with COOP/COEP)" }
+        ),
+    };
+    view! {
+        <div class="status">
+            <span data-testid="clock-status">{clock}</span>
+            {move || studio.notice.get().map(|n| view! {
+                <span class="notice" data-testid="notice">{n}
+                    <button class="link" on:click=move |_| studio.notice.set(None)>"dismiss"</button>
+                </span>
+            })}
+        </div>
+    }
+}

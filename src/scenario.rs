@@ -1,0 +1,276 @@
+//! Scenarios: what a run sends. Turns the form's settings into phases of jobs (pure Rust, no
+//! I/O), which the runner executes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use ttft_core::dialect::Dialect;
+use ttft_core::request::{GenerationParams, filler_text};
+
+/// The kinds of run the studio offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScenarioKind {
+    /// N chat requests at a concurrency.
+    Chat,
+    /// Time until a complete, valid JSON answer or tool call.
+    AgentJson,
+    /// Rounds of an agent conversation: the prompt grows each round.
+    MultiTurn,
+    /// TTFT against prompt length.
+    PromptSweep,
+    /// Latency against concurrency levels.
+    ConcurrencySweep,
+}
+
+impl ScenarioKind {
+    /// All kinds with labels.
+    pub const ALL: [(ScenarioKind, &'static str); 5] = [
+        (ScenarioKind::Chat, "Chat"),
+        (ScenarioKind::AgentJson, "Agent JSON"),
+        (ScenarioKind::MultiTurn, "Multi-turn agent"),
+        (ScenarioKind::PromptSweep, "Prompt-length sweep"),
+        (ScenarioKind::ConcurrencySweep, "Concurrency sweep"),
+    ];
+
+    /// Stable id used in reports.
+    pub fn id(self) -> &'static str {
+        match self {
+            ScenarioKind::Chat => "chat",
+            ScenarioKind::AgentJson => "agent_json",
+            ScenarioKind::MultiTurn => "multi_turn",
+            ScenarioKind::PromptSweep => "prompt_sweep",
+            ScenarioKind::ConcurrencySweep => "concurrency_sweep",
+        }
+    }
+
+    /// Parses an id.
+    pub fn from_id(s: &str) -> Option<Self> {
+        Self::ALL.iter().map(|(k, _)| *k).find(|k| k.id() == s)
+    }
+}
+
+/// Prompt presets: label and text.
+pub const PROMPTS: &[(&str, &str)] = &[
+    ("Short question (≈20 tokens)", "In two sentences, why does time to first token matter more than total latency for a chat product?"),
+    ("Summary request (≈120 tokens)", "Summarise the following for a product manager in five bullet points. Our assistant streams answers. Users complained that model B feels slow although its average response time is lower than model A's. Measurements show model A starts answering after 0.8 seconds and then writes 15 tokens per second, while model B needs 3.5 seconds before the first word and then writes 25 tokens per second. We want to decide which model to ship and what to tell the infrastructure team."),
+    ("中文总结（≈80 tokens）", "请帮我总结一下这段话的要点：首令牌延迟主要由预填充阶段决定，与提示词长度基本成正比；令牌间延迟由解码阶段决定，受显存带宽限制。高并发时排队时间会让首令牌延迟暴涨。"),
+    ("Long context (≈2,000 tokens)", ""),
+];
+
+/// The form's scenario settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioConfig {
+    /// Kind.
+    pub kind: ScenarioKind,
+    /// Index into [`PROMPTS`], or `None` for the custom prompt.
+    pub preset: Option<usize>,
+    /// Custom prompt.
+    pub custom_prompt: String,
+    /// System prompt (empty = none).
+    pub system_prompt: String,
+    /// Max output tokens.
+    pub max_tokens: u32,
+    /// Temperature.
+    pub temperature: Option<f64>,
+    /// Seed.
+    pub seed: Option<u64>,
+    /// Measured requests (per level for sweeps).
+    pub requests: u32,
+    /// Concurrency (chat, agent JSON).
+    pub concurrency: u32,
+    /// Warm-up requests before measuring (excluded from statistics).
+    pub warmup: u32,
+    /// Concurrency levels, comma separated.
+    pub levels: String,
+    /// Prompt lengths in tokens, comma separated.
+    pub prompt_levels: String,
+    /// Agent JSON: required keys, comma separated.
+    pub required_keys: String,
+    /// Agent JSON: use a tool definition instead of `response_format`.
+    pub use_tools: bool,
+    /// Multi-turn: rounds.
+    pub rounds: u32,
+    /// Per-request timeout (s).
+    pub timeout_s: f64,
+    /// Ask for continuous usage stats.
+    pub continuous_usage: bool,
+    /// Ask to ignore EOS (fixed output length).
+    pub ignore_eos: bool,
+    /// Poisson arrival rate (requests/s); 0 = closed loop at the concurrency.
+    pub rate_per_s: f64,
+}
+
+impl Default for ScenarioConfig {
+    fn default() -> Self {
+        Self {
+            kind: ScenarioKind::Chat,
+            preset: Some(1),
+            custom_prompt: String::new(),
+            system_prompt: String::new(),
+            max_tokens: 64,
+            temperature: Some(0.0),
+            seed: None,
+            requests: 8,
+            concurrency: 2,
+            warmup: 1,
+            levels: "1, 4, 8, 16".into(),
+            prompt_levels: "100, 500, 1000, 2000".into(),
+            required_keys: "city, days".into(),
+            use_tools: false,
+            rounds: 4,
+            timeout_s: 60.0,
+            continuous_usage: false,
+            ignore_eos: false,
+            rate_per_s: 0.0,
+        }
+    }
+}
+
+/// One request to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// Group label.
+    pub group: String,
+    /// Group level.
+    pub level: Option<f64>,
+    /// Warm-up (excluded from statistics).
+    pub warmup: bool,
+    /// What to send.
+    pub params: GenerationParams,
+    /// Multi-turn: prepend the conversation so far.
+    pub chained: bool,
+}
+
+/// Jobs run at one concurrency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    /// Requests in flight at once.
+    pub concurrency: u32,
+    /// Poisson rate (0 = closed loop).
+    pub rate_per_s: f64,
+    /// Jobs.
+    pub jobs: Vec<Job>,
+}
+
+/// Parses "1, 4, 8" into numbers; errors name the bad item.
+pub fn parse_levels(s: &str) -> Result<Vec<u32>, String> {
+    let v: Result<Vec<u32>, String> = s
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|x| !x.is_empty())
+        .map(|x| x.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| format!("'{x}' is not a positive whole number")))
+        .collect();
+    let v = v?;
+    if v.is_empty() { Err("give at least one level, e.g. 1, 4, 8".into()) } else { Ok(v) }
+}
+
+fn keys(s: &str) -> Vec<String> {
+    s.split(',').map(str::trim).filter(|k| !k.is_empty()).map(str::to_owned).collect()
+}
+
+impl ScenarioConfig {
+    /// The prompt text.
+    pub fn prompt(&self) -> String {
+        match self.preset {
+            Some(3) => filler_text(2000),
+            Some(i) if i < PROMPTS.len() => PROMPTS[i].1.to_owned(),
+            _ => self.custom_prompt.clone(),
+        }
+    }
+
+    /// Required JSON keys.
+    pub fn required_keys(&self) -> Vec<String> {
+        if self.kind == ScenarioKind::AgentJson { keys(&self.required_keys) } else { Vec::new() }
+    }
+
+    fn params(&self, model: &str, prompt: String, dialect: Option<Dialect>) -> GenerationParams {
+        let mut messages = Vec::new();
+        if !self.system_prompt.trim().is_empty() {
+            messages.push(("system".to_owned(), self.system_prompt.clone()));
+        }
+        messages.push(("user".to_owned(), prompt));
+        let mut p = GenerationParams {
+            model: model.to_owned(),
+            messages,
+            max_tokens: self.max_tokens,
+            temperature: self.temperature,
+            seed: self.seed,
+            continuous_usage: self.continuous_usage,
+            ignore_eos: self.ignore_eos,
+            response_format: None,
+            tools: None,
+            extra_body: None,
+        };
+        if self.kind == ScenarioKind::AgentJson || self.kind == ScenarioKind::MultiTurn {
+            let props: serde_json::Map<String, serde_json::Value> =
+                keys(&self.required_keys).into_iter().map(|k| (k, json!({"type": "string"}))).collect();
+            let schema = json!({"type": "object", "properties": props, "required": keys(&self.required_keys)});
+            if self.use_tools || self.kind == ScenarioKind::MultiTurn {
+                p.tools = Some(json!([{"type": "function", "function": {"name": "plan_trip", "description": "Plan a trip", "parameters": schema}}]));
+            } else if dialect.is_none_or(|d| d == Dialect::OpenAiChat) {
+                p.response_format = Some(json!({"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}));
+            } else {
+                p.response_format = Some(json!({"type": "json_object"}));
+            }
+        }
+        p
+    }
+
+    /// The phases of the run; an error says which setting is wrong.
+    pub fn plan(&self, model: &str, dialect: Option<Dialect>) -> Result<Vec<Phase>, String> {
+        if model.trim().is_empty() {
+            return Err("choose a model".into());
+        }
+        if self.max_tokens == 0 || self.requests == 0 || self.concurrency == 0 {
+            return Err("max tokens, requests and concurrency must be at least 1".into());
+        }
+        let prompt = self.prompt();
+        if prompt.trim().is_empty() {
+            return Err("write a prompt or choose a preset".into());
+        }
+        let job = |group: String, level: Option<f64>, warmup: bool, prompt: String| Job { group, level, warmup, params: self.params(model, prompt, dialect), chained: false };
+        let warmups = |group: &str, level: Option<f64>, prompt: &str| (0..self.warmup).map(|_| job(group.to_owned(), level, true, prompt.to_owned())).collect::<Vec<_>>();
+        Ok(match self.kind {
+            ScenarioKind::Chat | ScenarioKind::AgentJson => {
+                let g = format!("c={}", self.concurrency);
+                let mut jobs = warmups(&g, None, &prompt);
+                jobs.extend((0..self.requests).map(|_| job(g.clone(), None, false, prompt.clone())));
+                vec![Phase { concurrency: self.concurrency, rate_per_s: self.rate_per_s, jobs }]
+            }
+            ScenarioKind::ConcurrencySweep => {
+                let levels = parse_levels(&self.levels)?;
+                levels
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| {
+                        let g = format!("c={c}");
+                        let mut jobs = if i == 0 { warmups(&g, Some(f64::from(c)), &prompt) } else { Vec::new() };
+                        jobs.extend((0..self.requests.max(c)).map(|_| job(g.clone(), Some(f64::from(c)), false, prompt.clone())));
+                        Phase { concurrency: c, rate_per_s: 0.0, jobs }
+                    })
+                    .collect()
+            }
+            ScenarioKind::PromptSweep => {
+                let levels = parse_levels(&self.prompt_levels)?;
+                let mut phases = Vec::new();
+                for (i, &n) in levels.iter().enumerate() {
+                    let g = format!("prompt≈{n}");
+                    // A distinct prefix per request defeats prefix caching.
+                    let text = |k: u32| format!("[{k}] {}\n\nSummarise the text above in one line.", filler_text(n as usize));
+                    let mut jobs = if i == 0 { warmups(&g, Some(f64::from(n)), &text(9999)) } else { Vec::new() };
+                    jobs.extend((0..self.requests).map(|k| job(g.clone(), Some(f64::from(n)), false, text(k))));
+                    phases.push(Phase { concurrency: 1, rate_per_s: 0.0, jobs });
+                }
+                phases
+            }
+            ScenarioKind::MultiTurn => {
+                let jobs = (0..self.rounds.max(1))
+                    .map(|r| Job {
+                        chained: r > 0,
+                        ..job(format!("round {}", r + 1), Some(f64::from(r + 1)), false, if r == 0 { prompt.clone() } else { format!("Tool result for step {r}: {{\"status\": \"ok\", \"items\": 3}}. Continue.") })
+                    })
+                    .collect();
+                vec![Phase { concurrency: 1, rate_per_s: 0.0, jobs }]
+            }
+        })
+    }
+}

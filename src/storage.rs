@@ -1,0 +1,94 @@
+//! Persistence in `localStorage`: runs survive a reload. When the quota is hit, replay text of
+//! the oldest runs is dropped first, then the oldest runs, and the user is told.
+
+use ttft_core::report::Report;
+
+use crate::scenario::ScenarioConfig;
+use crate::state::EndpointConfig;
+
+const RUNS: &str = "ttft-studio.runs";
+const ENDPOINT: &str = "ttft-studio.endpoint";
+const KEY: &str = "ttft-studio.key";
+const SCENARIO: &str = "ttft-studio.scenario";
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok()?
+}
+
+/// Saved runs (newest first); unreadable data is reported, not lost silently.
+pub fn load_runs() -> (Vec<Report>, Option<String>) {
+    let Some(s) = storage() else { return (Vec::new(), Some("this browser blocks local storage: runs will not survive a reload".into())) };
+    let Ok(Some(text)) = s.get_item(RUNS) else { return (Vec::new(), None) };
+    match serde_json::from_str::<Vec<serde_json::Value>>(&text) {
+        Ok(values) => {
+            let mut bad = 0;
+            let runs: Vec<Report> = values
+                .into_iter()
+                .filter_map(|v| ttft_core::share::report_from_json(v.to_string().as_bytes()).map_err(|_| bad += 1).ok())
+                .collect();
+            (runs, (bad > 0).then(|| format!("{bad} saved run(s) could not be read and were skipped")))
+        }
+        Err(e) => (Vec::new(), Some(format!("saved runs are damaged ({e}); they were not loaded"))),
+    }
+}
+
+/// Saves runs; returns a warning when something had to be dropped.
+pub fn save_runs(runs: &[Report]) -> Option<String> {
+    let s = storage()?;
+    let mut runs = runs.to_vec();
+    let mut dropped_replays = false;
+    for attempt in 0..=runs.len() * 2 {
+        let text = serde_json::to_string(&runs).unwrap_or_default();
+        if s.set_item(RUNS, &text).is_ok() {
+            return match (attempt, dropped_replays) {
+                (0, _) => None,
+                (_, true) if runs.len() > 0 => Some("storage is full: replay text of older runs was dropped to make room".into()),
+                _ => Some("storage is full: the oldest runs were removed".into()),
+            };
+        }
+        // Oldest last: first strip replays from the oldest run that still has them, then drop it.
+        if let Some(r) = runs.iter_mut().rev().find(|r| r.requests.iter().any(|q| !q.replay.is_empty())) {
+            *r = ttft_core::share::compact_for_share(r, 1);
+            dropped_replays = true;
+        } else if runs.len() > 1 {
+            runs.pop();
+        } else {
+            break;
+        }
+    }
+    Some("this run is too large for the browser's storage: export it as JSON to keep it".into())
+}
+
+/// Saved endpoint settings (and the key, only if the user opted in).
+pub fn load_endpoint() -> Option<EndpointConfig> {
+    let s = storage()?;
+    let mut e: EndpointConfig = serde_json::from_str(&s.get_item(ENDPOINT).ok()??).ok()?;
+    if e.remember_key {
+        e.api_key = s.get_item(KEY).ok().flatten().unwrap_or_default();
+    }
+    Some(e)
+}
+
+/// Saves endpoint settings; the key only when `remember_key`.
+pub fn save_endpoint(e: &EndpointConfig) {
+    if let Some(s) = storage() {
+        let _ = s.set_item(ENDPOINT, &serde_json::to_string(e).unwrap_or_default());
+        if e.remember_key && !e.api_key.is_empty() {
+            let _ = s.set_item(KEY, &e.api_key);
+        } else {
+            let _ = s.remove_item(KEY);
+        }
+    }
+}
+
+/// Saved scenario settings.
+pub fn load_scenario() -> Option<ScenarioConfig> {
+    serde_json::from_str(&storage()?.get_item(SCENARIO).ok()??).ok()
+}
+
+/// Saves scenario settings.
+pub fn save_scenario(c: &ScenarioConfig) {
+    if let Some(s) = storage() {
+        let _ = s.set_item(SCENARIO, &serde_json::to_string(c).unwrap_or_default());
+    }
+}
