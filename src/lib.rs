@@ -53,6 +53,7 @@ pub fn App() -> impl IntoView {
     };
     provide_context(studio);
     open_shared(studio);
+    let _ = window_event_listener(leptos::ev::hashchange, move |_| open_shared(studio));
     if studio.selected.get_untracked().is_none() && studio.runs.with_untracked(|r| !r.is_empty()) {
         studio.selected.set(Some(0));
     }
@@ -69,10 +70,12 @@ pub fn App() -> impl IntoView {
             <aside>
                 <EndpointPanel />
                 <ScenarioPanel />
-                <RunControls />
                 <RunsList />
             </aside>
-            <section class="content"><ReportView /></section>
+            <section class="content">
+                <RunControls />
+                <ReportView />
+            </section>
         </main>
     }
 }

@@ -200,6 +200,7 @@ pub fn ReportView() -> impl IntoView {
             view! {
                 <article class="report" data-testid="report">
                     <h2 data-testid="report-title">{r.title.clone()}</h2>
+                    <span class="muted" data-testid="run-status">{move || if use_studio().selected.get().is_some() { "complete" } else { "running" }}</span>
                     <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
                     <Headline agg=agg.clone() />
                     <Findings report=r.clone() agg=agg.clone() />

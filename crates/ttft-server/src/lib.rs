@@ -66,3 +66,8 @@ pub fn app(config: Config) -> Router {
         .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("cross-origin-embedder-policy"), HeaderValue::from_static("require-corp")))
         .layer(SetResponseHeaderLayer::if_not_present(HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("same-origin")))
 }
+
+/// Serves [`app`] on an already bound listener until the process ends.
+pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> std::io::Result<()> {
+    axum::serve(listener, app(config)).await
+}

@@ -37,7 +37,7 @@ fn main() -> anyhow::Result<()> {
             .with_context(|| format!("cannot listen on {host}:{port}: is another server using it? pass --port"))?;
         let addr = listener.local_addr()?;
         println!("ttft-studio: http://{addr}/  (reference endpoint: http://{addr}/v1)");
-        axum::serve(listener, ttft_server::app(ttft_server::Config { dist, seed })).await?;
+        ttft_server::serve(listener, ttft_server::Config { dist, seed }).await?;
         anyhow::Ok(())
     })
 }

@@ -1,0 +1,168 @@
+//! Harness for the end-to-end tests: starts the server (app + reference endpoint) on a free
+//! loopback port, starts chromedriver, and opens a fresh headless Chromium profile.
+//!
+//! The tests are `#[ignore]`d for plain `cargo test` because they need the built app (`dist/`)
+//! and Chromium; `cargo xtask test` builds both and runs them with `--ignored`.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use fantoccini::{Client, ClientBuilder, Locator};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A running studio server.
+pub struct Studio {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// Its port.
+    pub port: u16,
+}
+
+/// Starts the server with the built app.
+pub async fn start_studio() -> Result<Studio> {
+    let dist = std::env::var_os("TTFT_DIST").map(PathBuf::from).unwrap_or_else(|| root().join("dist"));
+    if !dist.join("index.html").exists() {
+        bail!("{} has no built app: run `cargo xtask test` (it builds with trunk first)", dist.display());
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let port = listener.local_addr()?.port();
+    tokio::spawn(ttft_server::serve(listener, ttft_server::Config { dist: Some(dist), seed: 1 }));
+    Ok(Studio { url: format!("http://127.0.0.1:{port}"), port })
+}
+
+/// chromedriver, killed on drop.
+pub struct Driver {
+    child: Child,
+    /// Its port.
+    pub port: u16,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Starts chromedriver (`CHROMEDRIVER` or `/usr/bin/chromedriver`).
+pub async fn start_driver() -> Result<Driver> {
+    let bin = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+    let port = free_port()?;
+    let child = Command::new(&bin)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {bin}: install it (apt-get install chromium-driver) or run `cargo xtask test`"))?;
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return Ok(Driver { child, port });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("chromedriver did not start on port {port}")
+}
+
+/// A fresh headless Chromium profile.
+pub async fn browser(driver: &Driver) -> Result<Client> {
+    let profile = std::env::temp_dir().join(format!("ttft-e2e-profile-{}-{}", std::process::id(), free_port()?));
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--no-first-run", "--disable-quic", "--window-size=1400,1000",
+                     format!("--user-data-dir={}", profile.display())]
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    Ok(ClientBuilder::new(connector).capabilities(caps).connect(&format!("http://127.0.0.1:{}", driver.port)).await?)
+}
+
+/// Sets an input's value and fires `change` (as a user typing and leaving the field).
+pub async fn set_field(c: &Client, testid: &str, value: &str) -> Result<()> {
+    let el = c.find(Locator::Css(&format!("[data-testid={testid}]"))).await.with_context(|| format!("no field {testid}"))?;
+    c.execute(
+        "const el = arguments[0]; el.value = arguments[1]; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true}));",
+        vec![serde_json::to_value(&el)?, serde_json::json!(value)],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Waits until `testid`'s text satisfies `ok`, returning it.
+pub async fn wait_text(c: &Client, testid: &str, secs: u64, ok: impl Fn(&str) -> bool) -> Result<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    let mut last = String::new();
+    while std::time::Instant::now() < deadline {
+        if let Ok(el) = c.find(Locator::Css(&format!("[data-testid={testid}]"))).await {
+            if let Ok(t) = el.text().await {
+                if ok(&t) {
+                    return Ok(t);
+                }
+                last = t;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    bail!("{testid} never satisfied the condition within {secs}s; last text: {last:?}")
+}
+
+/// Clicks `testid`.
+pub async fn click(c: &Client, testid: &str) -> Result<()> {
+    c.find(Locator::Css(&format!("[data-testid={testid}]"))).await.with_context(|| format!("no {testid}"))?.click().await?;
+    Ok(())
+}
+
+/// The saved runs, as the app stored them.
+pub async fn saved_runs(c: &Client) -> Result<Vec<ttft_core::report::Report>> {
+    let v = c.execute("return localStorage.getItem('ttft-studio.runs')", vec![]).await?;
+    let text = v.as_str().context("no saved runs")?;
+    Ok(serde_json::from_str(text)?)
+}
+
+/// A plain HTTP GET on loopback, returning the body.
+pub async fn http_get(port: u16, path: &str) -> Result<String> {
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    s.write_all(format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n").as_bytes()).await?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await?;
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").context("bad HTTP response")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        bail!("GET {path}: {}", head.lines().next().unwrap_or(""));
+    }
+    // De-chunk if needed.
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        let mut out = String::new();
+        let mut rest = body;
+        while let Some((size, tail)) = rest.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            out.push_str(&tail[..n]);
+            rest = &tail[n + 2..];
+        }
+        return Ok(out);
+    }
+    Ok(body.to_owned())
+}
+
+/// Waits until the run started from the UI has finished and been saved.
+pub async fn wait_run_complete(c: &Client, secs: u64) -> Result<()> {
+    wait_text(c, "run-status", secs, |t| t == "complete").await.map(|_| ())
+}

@@ -1,0 +1,191 @@
+//! `cargo xtask serve [--port N] [--host H]`: installs what is missing, builds the studio in
+//! release and serves it with the reference endpoint, printing the URL.
+//!
+//! `cargo xtask test`: installs what is missing (Chromium and chromedriver too), then runs
+//! fmt, clippy (native and wasm32), native tests, wasm tests in headless Chromium, the
+//! end-to-end suite against the built app, and prints a summary line.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+const TRUNK_VERSION: &str = "0.21.14";
+const WASM: &str = "wasm32-unknown-unknown";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
+
+fn cargo_bin() -> PathBuf {
+    std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")).join("bin")
+}
+
+/// PATH with cargo's bin and the npm tools (binaryen's wasm-opt) first.
+fn path_env() -> String {
+    let mut parts = vec![root().join("node_modules/.bin").display().to_string(), cargo_bin().display().to_string()];
+    parts.push(std::env::var("PATH").unwrap_or_default());
+    parts.join(":")
+}
+
+fn cmd(program: &str) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(root()).env("PATH", path_env());
+    c
+}
+
+fn run(step: &str, mut c: Command) -> Result<()> {
+    eprintln!("==> {step}");
+    let t = Instant::now();
+    let status = c.status().with_context(|| format!("{step}: could not start {:?}", c.get_program()))?;
+    eprintln!("    {step}: {:.1} s", t.elapsed().as_secs_f64());
+    if !status.success() {
+        bail!("{step} failed ({status})");
+    }
+    Ok(())
+}
+
+fn output(program: &str, args: &[&str]) -> Option<String> {
+    let o = cmd(program).args(args).output().ok()?;
+    o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// The wasm-bindgen version Cargo.lock pins (trunk and the test runner must match it).
+fn locked_wasm_bindgen() -> Result<String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).context("Cargo.lock is missing")?;
+    let mut lines = lock.lines();
+    while let Some(l) = lines.next() {
+        if l == "name = \"wasm-bindgen\"" {
+            if let Some(v) = lines.next().and_then(|v| v.strip_prefix("version = \"")) {
+                return Ok(v.trim_end_matches('"').to_owned());
+            }
+        }
+    }
+    bail!("Cargo.lock has no wasm-bindgen entry")
+}
+
+fn ensure_tools() -> Result<()> {
+    let t = Instant::now();
+    if !output("rustup", &["target", "list", "--installed"]).is_some_and(|o| o.lines().any(|l| l == WASM)) {
+        run("rustup target add wasm32", { let mut c = cmd("rustup"); c.args(["target", "add", WASM]); c })?;
+    }
+    if !output("trunk", &["--version"]).is_some_and(|v| v.contains(&format!(" {TRUNK_VERSION}"))) {
+        run("install trunk (10–28 min, once)", { let mut c = cmd("cargo"); c.args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"]); c })?;
+    }
+    let wb = locked_wasm_bindgen()?;
+    let has = |bin: &str| output(bin, &["--version"]).is_some_and(|v| v.contains(&wb));
+    if !has("wasm-bindgen") || !has("wasm-bindgen-test-runner") {
+        // Without --locked: its own lock pins crates that no longer build with this rustc.
+        run("install wasm-bindgen-cli (≈6 min, once)", { let mut c = cmd("cargo"); c.args(["install", "wasm-bindgen-cli", "--version", &wb]); c })?;
+    }
+    let npm_ok = root().join("node_modules/echarts/dist/echarts.min.js").exists() && root().join("node_modules/.bin/wasm-opt").exists();
+    if !npm_ok {
+        run("npm ci (echarts, binaryen)", { let mut c = cmd("npm"); c.args(["ci", "--no-audit", "--no-fund"]); c })?;
+    }
+    eprintln!("    tools ready in {:.1} s", t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn is_root() -> bool {
+    output("id", &["-u"]).is_some_and(|o| o.trim() == "0")
+}
+
+fn ensure_browser() -> Result<()> {
+    if Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists() {
+        return Ok(());
+    }
+    if !is_root() {
+        bail!("Chromium and chromedriver are missing. Install them with:\n  sudo apt-get update && sudo apt-get install -y chromium chromium-driver");
+    }
+    run("apt-get update", { let mut c = cmd("apt-get"); c.arg("update"); c })?;
+    run("apt-get install chromium chromium-driver", {
+        let mut c = cmd("apt-get");
+        c.args(["install", "-y", "--no-install-recommends", "chromium", "chromium-driver"]).env("DEBIAN_FRONTEND", "noninteractive");
+        c
+    })
+}
+
+fn build_app() -> Result<()> {
+    run("trunk build --release", { let mut c = cmd("trunk"); c.args(["build", "--release"]); c })
+}
+
+fn serve(args: &[String]) -> Result<()> {
+    ensure_tools()?;
+    build_app()?;
+    let mut server_args = vec!["run", "--release", "--quiet", "-p", "ttft-server", "--", "--dist", "dist"];
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--port" | "--host" | "--seed" if i + 1 < args.len() => {
+                server_args.push(&args[i]);
+                server_args.push(&args[i + 1]);
+                i += 2;
+            }
+            other => bail!("unknown argument {other}: cargo xtask serve [--port 8080] [--host 127.0.0.1] [--seed 0]"),
+        }
+    }
+    if !args.iter().any(|a| a == "--port") {
+        server_args.extend(["--port", "8080"]);
+    }
+    eprintln!("==> starting the studio (Ctrl-C to stop)");
+    let status = cmd("cargo").args(&server_args).status()?;
+    if !status.success() {
+        bail!("the server stopped ({status})");
+    }
+    Ok(())
+}
+
+fn test() -> Result<()> {
+    let started = Instant::now();
+    ensure_tools()?;
+    ensure_browser()?;
+    let mut passed = Vec::new();
+    let mut failed = Vec::new();
+    let mut step = |name: &str, c: Command| match run(name, c) {
+        Ok(()) => passed.push(name.to_owned()),
+        Err(e) => {
+            eprintln!("!!  {e}");
+            failed.push(name.to_owned());
+        }
+    };
+    step("cargo fmt --check", { let mut c = cmd("cargo"); c.args(["fmt", "--all", "--check"]); c });
+    step("clippy (native)", { let mut c = cmd("cargo"); c.args(["clippy", "--workspace", "--exclude", "ttft-studio", "--all-targets", "--", "-D", "warnings"]); c });
+    step("clippy (wasm32)", { let mut c = cmd("cargo"); c.args(["clippy", "-p", "ttft-studio", "--target", WASM, "--all-targets", "--", "-D", "warnings"]); c });
+    step("native tests", { let mut c = cmd("cargo"); c.args(["test", "--workspace", "--exclude", "ttft-studio"]); c });
+    step("wasm tests (headless Chromium)", {
+        let mut c = cmd("cargo");
+        c.args(["test", "-p", "ttft-studio", "--target", WASM]).env("CHROMEDRIVER", "/usr/bin/chromedriver").env("WASM_BINDGEN_TEST_TIMEOUT", "120");
+        c
+    });
+    let built = build_app();
+    match built {
+        Ok(()) => {
+            passed.push("trunk build".into());
+            step("end-to-end (headless Chromium)", { let mut c = cmd("cargo"); c.args(["test", "-p", "ttft-e2e", "--", "--ignored", "--test-threads=1"]); c });
+        }
+        Err(e) => {
+            eprintln!("!!  {e}");
+            failed.push("trunk build".into());
+        }
+    }
+    eprintln!("\nxtask test finished in {:.0} s", started.elapsed().as_secs_f64());
+    for f in &failed {
+        eprintln!("FAILED: {f}");
+    }
+    println!("steps: {} passed, {} failed", passed.len(), failed.len());
+    if failed.is_empty() { Ok(()) } else { bail!("{} step(s) failed", failed.len()) }
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("serve") => serve(&args[1..]),
+        Some("test") => test(),
+        Some("setup") => ensure_tools().and_then(|_| ensure_browser()),
+        _ => {
+            eprintln!("usage: cargo xtask <serve [--port N] [--host H] | test | setup>");
+            std::process::exit(2)
+        }
+    }
+}
