@@ -19,6 +19,12 @@ pub fn measure() -> Option<ClockInfo> {
             steps += 1;
         }
     }
-    let isolated = js_sys::Reflect::get(&w, &"crossOriginIsolated".into()).ok().and_then(|v| v.as_bool()).unwrap_or(false);
-    smallest.is_finite().then_some(ClockInfo { resolution_ms: smallest, isolated })
+    let isolated = js_sys::Reflect::get(&w, &"crossOriginIsolated".into())
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    smallest.is_finite().then_some(ClockInfo {
+        resolution_ms: smallest,
+        isolated,
+    })
 }

@@ -20,5 +20,6 @@ pub fn pct(v: f64) -> String {
 
 /// A rate.
 pub fn per_s(v: Option<f64>) -> String {
-    v.filter(|x| x.is_finite()).map_or("—".into(), |x| format!("{x:.1}/s"))
+    v.filter(|x| x.is_finite())
+        .map_or("—".into(), |x| format!("{x:.1}/s"))
 }

@@ -23,7 +23,9 @@ use state::Studio;
 
 /// Opens a report from `#share=…` in the URL, if any.
 fn open_shared(studio: Studio) {
-    let Some(hash) = web_sys::window().and_then(|w| w.location().hash().ok()) else { return };
+    let Some(hash) = web_sys::window().and_then(|w| w.location().hash().ok()) else {
+        return;
+    };
     if !hash.contains("share=") {
         return;
     }
@@ -33,7 +35,9 @@ fn open_shared(studio: Studio) {
             studio.runs.update(|r| r.insert(0, report));
             studio.selected.set(Some(0));
         }
-        Err(e) => studio.notice.set(Some(format!("could not open the shared report: {e}"))),
+        Err(e) => studio
+            .notice
+            .set(Some(format!("could not open the shared report: {e}"))),
     }
 }
 

@@ -16,15 +16,17 @@ use ttft_core::metrics::{MetricsConfig, RequestMetrics};
 use ttft_core::report::{RequestRecord, replay_of};
 use ttft_core::request::{HttpRequestSpec, network_error_advice};
 use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
-use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, RequestInit, Response};
 
 use crate::scenario::{Job, Phase};
 
 fn now() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
 }
 
 /// What one request ended with.
@@ -58,7 +60,13 @@ impl RunHandle {
 }
 
 /// Sends one request and records its stream.
-pub async fn send(spec: &HttpRequestSpec, secret_headers: &[(String, String)], dialect: Option<Dialect>, timeout_ms: f64, handle: &RunHandle) -> Sent {
+pub async fn send(
+    spec: &HttpRequestSpec,
+    secret_headers: &[(String, String)],
+    dialect: Option<Dialect>,
+    timeout_ms: f64,
+    handle: &RunHandle,
+) -> Sent {
     let controller = AbortController::new().ok();
     let timed_out = Rc::new(Cell::new(false));
     let window = web_sys::window().expect("a browser window");
@@ -70,7 +78,10 @@ pub async fn send(spec: &HttpRequestSpec, secret_headers: &[(String, String)], d
             c.abort();
         });
         let id = window
-            .set_timeout_with_callback_and_timeout_and_arguments_0(cb.as_ref().unchecked_ref(), timeout_ms.min(i32::MAX as f64) as i32)
+            .set_timeout_with_callback_and_timeout_and_arguments_0(
+                cb.as_ref().unchecked_ref(),
+                timeout_ms.min(i32::MAX as f64) as i32,
+            )
             .unwrap_or(0);
         (cb, id)
     });
@@ -81,7 +92,17 @@ pub async fn send(spec: &HttpRequestSpec, secret_headers: &[(String, String)], d
     for (k, v) in spec.headers.iter().chain(secret_headers) {
         if headers.set(k, v).is_err() {
             let t = now();
-            return Sent { timeline: RequestRecorder::new(t, dialect, None).fail(t, Outcome::NetworkError { message: format!("the header '{k}' is not valid: fix it in the endpoint settings") }), server_request_id: None };
+            return Sent {
+                timeline: RequestRecorder::new(t, dialect, None).fail(
+                    t,
+                    Outcome::NetworkError {
+                        message: format!(
+                            "the header '{k}' is not valid: fix it in the endpoint settings"
+                        ),
+                    },
+                ),
+                server_request_id: None,
+            };
         }
     }
     let init = RequestInit::new();
@@ -96,13 +117,31 @@ pub async fn send(spec: &HttpRequestSpec, secret_headers: &[(String, String)], d
     let mut rec = RequestRecorder::new(t0, dialect, None);
     let fail_outcome = |err: &JsValue| -> Outcome {
         if timed_out.get() {
-            Outcome::Timeout { message: format!("no complete answer within {:.0} s: partial data kept; raise the timeout or lower the load", timeout_ms / 1e3) }
+            Outcome::Timeout {
+                message: format!(
+                    "no complete answer within {:.0} s: partial data kept; raise the timeout or lower the load",
+                    timeout_ms / 1e3
+                ),
+            }
         } else if handle.is_cancelled() {
-            Outcome::Aborted { message: "cancelled by the user: partial data kept".into() }
+            Outcome::Aborted {
+                message: "cancelled by the user: partial data kept".into(),
+            }
         } else {
-            let msg = err.as_string().or_else(|| Reflect::get(err, &"message".into()).ok().and_then(|m| m.as_string())).unwrap_or_else(|| "network error".into());
-            let origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();
-            Outcome::NetworkError { message: network_error_advice(&spec.url, &origin, &msg) }
+            let msg = err
+                .as_string()
+                .or_else(|| {
+                    Reflect::get(err, &"message".into())
+                        .ok()
+                        .and_then(|m| m.as_string())
+                })
+                .unwrap_or_else(|| "network error".into());
+            let origin = web_sys::window()
+                .and_then(|w| w.location().origin().ok())
+                .unwrap_or_default();
+            Outcome::NetworkError {
+                message: network_error_advice(&spec.url, &origin, &msg),
+            }
         }
     };
     let mut server_request_id = None;
@@ -119,7 +158,11 @@ pub async fn send(spec: &HttpRequestSpec, secret_headers: &[(String, String)], d
             rec.on_headers(t, resp.status(), ct.as_deref());
             if !resp.ok() {
                 let body = match resp.text() {
-                    Ok(p) => JsFuture::from(p).await.ok().and_then(|b| b.as_string()).unwrap_or_default(),
+                    Ok(p) => JsFuture::from(p)
+                        .await
+                        .ok()
+                        .and_then(|b| b.as_string())
+                        .unwrap_or_default(),
                     Err(_) => String::new(),
                 };
                 rec.http_error(now(), resp.status(), &body)
@@ -134,17 +177,30 @@ pub async fn send(spec: &HttpRequestSpec, secret_headers: &[(String, String)], d
     if let Some(c) = &controller {
         handle.active.borrow_mut().retain(|x| x != c);
     }
-    Sent { timeline, server_request_id }
+    Sent {
+        timeline,
+        server_request_id,
+    }
 }
 
-async fn read_body(resp: &Response, mut rec: RequestRecorder, fail: &dyn Fn(&JsValue) -> Outcome) -> RequestTimeline {
-    let Some(body) = resp.body() else { return rec.finish(now()) };
+async fn read_body(
+    resp: &Response,
+    mut rec: RequestRecorder,
+    fail: &dyn Fn(&JsValue) -> Outcome,
+) -> RequestTimeline {
+    let Some(body) = resp.body() else {
+        return rec.finish(now());
+    };
     let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     loop {
         match JsFuture::from(reader.read()).await {
             Ok(chunk) => {
                 let t = now(); // before anything else touches the bytes
-                if Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+                if Reflect::get(&chunk, &"done".into())
+                    .ok()
+                    .and_then(|d| d.as_bool())
+                    .unwrap_or(true)
+                {
                     return rec.finish(t);
                 }
                 if let Ok(v) = Reflect::get(&chunk, &"value".into()) {
@@ -175,17 +231,36 @@ pub struct Progress {
     pub phase: String,
 }
 
+/// Everything a run needs besides its cancel handle and its sink.
+pub struct RunPlan {
+    /// Phases of jobs.
+    pub phases: Vec<Phase>,
+    /// Builds the HTTP request of a job.
+    pub build: Rc<dyn Fn(&Job) -> HttpRequestSpec>,
+    /// API key and extra headers: sent, never stored.
+    pub secret_headers: Vec<(String, String)>,
+    /// Chosen dialect (`None` = detect).
+    pub dialect: Option<Dialect>,
+    /// Metric settings.
+    pub metrics: MetricsConfig,
+    /// Per-request timeout (ms).
+    pub timeout_ms: f64,
+}
+
 /// Runs the phases; `on_batch` receives finished records (at most every 250 ms) and progress.
 pub async fn run_phases(
-    phases: Vec<Phase>,
-    build: Rc<dyn Fn(&Job) -> HttpRequestSpec>,
-    secret_headers: Vec<(String, String)>,
-    dialect: Option<Dialect>,
-    metrics: MetricsConfig,
-    timeout_ms: f64,
+    plan: RunPlan,
     handle: RunHandle,
     on_batch: Rc<dyn Fn(Vec<RequestRecord>, Progress)>,
 ) {
+    let RunPlan {
+        phases,
+        build,
+        secret_headers,
+        dialect,
+        metrics,
+        timeout_ms,
+    } = plan;
     let total: usize = phases.iter().map(|p| p.jobs.len()).sum();
     let run_start = now();
     let pending: Rc<RefCell<Vec<RequestRecord>>> = Rc::default();
@@ -197,20 +272,54 @@ pub async fn run_phases(
         if handle.is_cancelled() {
             break;
         }
-        let label = phase.jobs.first().map(|j| j.group.clone()).unwrap_or_default();
-        let queue: Rc<RefCell<VecDeque<Job>>> = Rc::new(RefCell::new(phase.jobs.into_iter().collect()));
+        let label = phase
+            .jobs
+            .first()
+            .map(|j| j.group.clone())
+            .unwrap_or_default();
+        let queue: Rc<RefCell<VecDeque<Job>>> =
+            Rc::new(RefCell::new(phase.jobs.into_iter().collect()));
         let phase_start = now();
         let next_arrival = Rc::new(Cell::new(0.0f64));
         let rate = phase.rate_per_s;
         let workers = (0..phase.concurrency.max(1)).map(|_| {
-            let (queue, build, secret_headers, metrics, handle, on_batch, pending, last_flush, done, index, history, label, next_arrival) =
-                (queue.clone(), build.clone(), secret_headers.clone(), metrics.clone(), handle.clone(), on_batch.clone(), pending.clone(), last_flush.clone(), done.clone(), index.clone(), history.clone(), label.clone(), next_arrival.clone());
+            let (
+                queue,
+                build,
+                secret_headers,
+                metrics,
+                handle,
+                on_batch,
+                pending,
+                last_flush,
+                done,
+                index,
+                history,
+                label,
+                next_arrival,
+            ) = (
+                queue.clone(),
+                build.clone(),
+                secret_headers.clone(),
+                metrics.clone(),
+                handle.clone(),
+                on_batch.clone(),
+                pending.clone(),
+                last_flush.clone(),
+                done.clone(),
+                index.clone(),
+                history.clone(),
+                label.clone(),
+                next_arrival.clone(),
+            );
             async move {
                 loop {
                     if handle.is_cancelled() {
                         break;
                     }
-                    let Some(mut job) = queue.borrow_mut().pop_front() else { break };
+                    let Some(mut job) = queue.borrow_mut().pop_front() else {
+                        break;
+                    };
                     if rate > 0.0 {
                         // Poisson arrivals: exponential gaps, scheduled from the phase start.
                         let gap = -(1.0 - js_sys::Math::random()).ln() / rate * 1e3;
@@ -223,21 +332,41 @@ pub async fn run_phases(
                     }
                     if job.chained {
                         let mut msgs = history.borrow().clone();
-                        msgs.extend(job.params.messages.iter().filter(|(r, _)| r != "system").cloned());
+                        msgs.extend(
+                            job.params
+                                .messages
+                                .iter()
+                                .filter(|(r, _)| r != "system")
+                                .cloned(),
+                        );
                         job.params.messages = msgs;
                     }
                     let spec = build(&job);
+                    let i = index.get();
+                    index.set(i + 1);
                     let start_ms = now() - run_start;
                     let sent = send(&spec, &secret_headers, dialect, timeout_ms, &handle).await;
                     let m = RequestMetrics::compute(&sent.timeline, &metrics);
                     {
                         let mut h = history.borrow_mut();
                         *h = job.params.messages.clone();
-                        let reply = if m.tool_calls.is_empty() { m.text.clone() } else { m.tool_calls.iter().map(|c| format!("called {}({})", c.name.clone().unwrap_or_default(), c.arguments)).collect::<Vec<_>>().join("; ") };
+                        let reply = if m.tool_calls.is_empty() {
+                            m.text.clone()
+                        } else {
+                            m.tool_calls
+                                .iter()
+                                .map(|c| {
+                                    format!(
+                                        "called {}({})",
+                                        c.name.clone().unwrap_or_default(),
+                                        c.arguments
+                                    )
+                                })
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        };
                         h.push(("assistant".into(), reply));
                     }
-                    let i = index.get();
-                    index.set(i + 1);
                     pending.borrow_mut().push(RequestRecord {
                         index: i,
                         group: job.group.clone(),
@@ -255,7 +384,14 @@ pub async fn run_phases(
                     if t - last_flush.get() > 250.0 || done.get() == total {
                         last_flush.set(t);
                         let batch = std::mem::take(&mut *pending.borrow_mut());
-                        on_batch(batch, Progress { done: done.get(), total, phase: label.clone() });
+                        on_batch(
+                            batch,
+                            Progress {
+                                done: done.get(),
+                                total,
+                                phase: label.clone(),
+                            },
+                        );
                     }
                 }
             }
@@ -263,7 +399,14 @@ pub async fn run_phases(
         futures_util::future::join_all(workers).await;
     }
     let batch = std::mem::take(&mut *pending.borrow_mut());
-    on_batch(batch, Progress { done: done.get(), total, phase: String::new() });
+    on_batch(
+        batch,
+        Progress {
+            done: done.get(),
+            total,
+            phase: String::new(),
+        },
+    );
 }
 
 /// Waits `ms` milliseconds.
@@ -277,31 +420,63 @@ pub async fn sleep_ms(ms: f64) {
 }
 
 /// `GET {base}/v1/models`: the model ids, or a message that says what to do.
-pub async fn list_models(base: &str, secret_headers: &[(String, String)]) -> Result<Vec<String>, String> {
+pub async fn list_models(
+    base: &str,
+    secret_headers: &[(String, String)],
+) -> Result<Vec<String>, String> {
     let url = format!("{}/v1/models", ttft_core::request::normalise_base(base));
     let window = web_sys::window().ok_or("no window")?;
     let headers = Headers::new().map_err(|_| "Headers")?;
     for (k, v) in secret_headers {
-        headers.set(k, v).map_err(|_| format!("the header '{k}' is not valid"))?;
+        headers
+            .set(k, v)
+            .map_err(|_| format!("the header '{k}' is not valid"))?;
     }
     let init = RequestInit::new();
     init.set_method("GET");
     init.set_headers(&headers);
     let origin = window.location().origin().unwrap_or_default();
-    let resp = JsFuture::from(window.fetch_with_str_and_init(&url, &init)).await.map_err(|e| {
-        network_error_advice(&url, &origin, &Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_default())
-    })?;
+    let resp = JsFuture::from(window.fetch_with_str_and_init(&url, &init))
+        .await
+        .map_err(|e| {
+            network_error_advice(
+                &url,
+                &origin,
+                &Reflect::get(&e, &"message".into())
+                    .ok()
+                    .and_then(|m| m.as_string())
+                    .unwrap_or_default(),
+            )
+        })?;
     let resp: Response = resp.unchecked_into();
-    let text = JsFuture::from(resp.text().map_err(|_| "no body")?).await.ok().and_then(|t| t.as_string()).unwrap_or_default();
+    let text = JsFuture::from(resp.text().map_err(|_| "no body")?)
+        .await
+        .ok()
+        .and_then(|t| t.as_string())
+        .unwrap_or_default();
     if !resp.ok() {
-        return Err(ttft_core::timeline::http_error_message(resp.status(), &text));
+        return Err(ttft_core::timeline::http_error_message(
+            resp.status(),
+            &text,
+        ));
     }
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|_| format!("{url} did not answer with JSON: is this an OpenAI-compatible server?"))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
+        format!("{url} did not answer with JSON: is this an OpenAI-compatible server?")
+    })?;
     let ids: Vec<String> = v
         .get("data")
         .or_else(|| v.get("models"))
         .and_then(|d| d.as_array())
-        .map(|a| a.iter().filter_map(|m| m.get("id").or_else(|| m.get("name")).and_then(|i| i.as_str()).map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| {
+                    m.get("id")
+                        .or_else(|| m.get("name"))
+                        .and_then(|i| i.as_str())
+                        .map(str::to_owned)
+                })
+                .collect()
+        })
         .unwrap_or_default();
     Ok(ids)
 }

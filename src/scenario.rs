@@ -51,9 +51,18 @@ impl ScenarioKind {
 
 /// Prompt presets: label and text.
 pub const PROMPTS: &[(&str, &str)] = &[
-    ("Short question (≈20 tokens)", "In two sentences, why does time to first token matter more than total latency for a chat product?"),
-    ("Summary request (≈120 tokens)", "Summarise the following for a product manager in five bullet points. Our assistant streams answers. Users complained that model B feels slow although its average response time is lower than model A's. Measurements show model A starts answering after 0.8 seconds and then writes 15 tokens per second, while model B needs 3.5 seconds before the first word and then writes 25 tokens per second. We want to decide which model to ship and what to tell the infrastructure team."),
-    ("中文总结（≈80 tokens）", "请帮我总结一下这段话的要点：首令牌延迟主要由预填充阶段决定，与提示词长度基本成正比；令牌间延迟由解码阶段决定，受显存带宽限制。高并发时排队时间会让首令牌延迟暴涨。"),
+    (
+        "Short question (≈20 tokens)",
+        "In two sentences, why does time to first token matter more than total latency for a chat product?",
+    ),
+    (
+        "Summary request (≈120 tokens)",
+        "Summarise the following for a product manager in five bullet points. Our assistant streams answers. Users complained that model B feels slow although its average response time is lower than model A's. Measurements show model A starts answering after 0.8 seconds and then writes 15 tokens per second, while model B needs 3.5 seconds before the first word and then writes 25 tokens per second. We want to decide which model to ship and what to tell the infrastructure team.",
+    ),
+    (
+        "中文总结（≈80 tokens）",
+        "请帮我总结一下这段话的要点：首令牌延迟主要由预填充阶段决定，与提示词长度基本成正比；令牌间延迟由解码阶段决定，受显存带宽限制。高并发时排队时间会让首令牌延迟暴涨。",
+    ),
     ("Long context (≈2,000 tokens)", ""),
 ];
 
@@ -157,14 +166,27 @@ pub fn parse_levels(s: &str) -> Result<Vec<u32>, String> {
     let v: Result<Vec<u32>, String> = s
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|x| !x.is_empty())
-        .map(|x| x.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| format!("'{x}' is not a positive whole number")))
+        .map(|x| {
+            x.parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("'{x}' is not a positive whole number"))
+        })
         .collect();
     let v = v?;
-    if v.is_empty() { Err("give at least one level, e.g. 1, 4, 8".into()) } else { Ok(v) }
+    if v.is_empty() {
+        Err("give at least one level, e.g. 1, 4, 8".into())
+    } else {
+        Ok(v)
+    }
 }
 
 fn keys(s: &str) -> Vec<String> {
-    s.split(',').map(str::trim).filter(|k| !k.is_empty()).map(str::to_owned).collect()
+    s.split(',')
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 impl ScenarioConfig {
@@ -179,7 +201,11 @@ impl ScenarioConfig {
 
     /// Required JSON keys.
     pub fn required_keys(&self) -> Vec<String> {
-        if self.kind == ScenarioKind::AgentJson { keys(&self.required_keys) } else { Vec::new() }
+        if self.kind == ScenarioKind::AgentJson {
+            keys(&self.required_keys)
+        } else {
+            Vec::new()
+        }
     }
 
     fn params(&self, model: &str, prompt: String, dialect: Option<Dialect>) -> GenerationParams {
@@ -201,13 +227,19 @@ impl ScenarioConfig {
             extra_body: None,
         };
         if self.kind == ScenarioKind::AgentJson || self.kind == ScenarioKind::MultiTurn {
-            let props: serde_json::Map<String, serde_json::Value> =
-                keys(&self.required_keys).into_iter().map(|k| (k, json!({"type": "string"}))).collect();
+            let props: serde_json::Map<String, serde_json::Value> = keys(&self.required_keys)
+                .into_iter()
+                .map(|k| (k, json!({"type": "string"})))
+                .collect();
             let schema = json!({"type": "object", "properties": props, "required": keys(&self.required_keys)});
             if self.use_tools || self.kind == ScenarioKind::MultiTurn {
-                p.tools = Some(json!([{"type": "function", "function": {"name": "plan_trip", "description": "Plan a trip", "parameters": schema}}]));
+                p.tools = Some(
+                    json!([{"type": "function", "function": {"name": "plan_trip", "description": "Plan a trip", "parameters": schema}}]),
+                );
             } else if dialect.is_none_or(|d| d == Dialect::OpenAiChat) {
-                p.response_format = Some(json!({"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}));
+                p.response_format = Some(
+                    json!({"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}),
+                );
             } else {
                 p.response_format = Some(json!({"type": "json_object"}));
             }
@@ -227,14 +259,42 @@ impl ScenarioConfig {
         if prompt.trim().is_empty() {
             return Err("write a prompt or choose a preset".into());
         }
-        let job = |group: String, level: Option<f64>, warmup: bool, prompt: String| Job { group, level, warmup, params: self.params(model, prompt, dialect), chained: false };
-        let warmups = |group: &str, level: Option<f64>, prompt: &str| (0..self.warmup).map(|_| job(group.to_owned(), level, true, prompt.to_owned())).collect::<Vec<_>>();
+        let job = |group: String, level: Option<f64>, warmup: bool, prompt: String| Job {
+            group,
+            level,
+            warmup,
+            params: self.params(model, prompt, dialect),
+            chained: false,
+        };
+        let warmups = |group: &str, level: Option<f64>, prompt: &str| {
+            (0..self.warmup)
+                .map(|_| job(group.to_owned(), level, true, prompt.to_owned()))
+                .collect::<Vec<_>>()
+        };
         Ok(match self.kind {
             ScenarioKind::Chat | ScenarioKind::AgentJson => {
                 let g = format!("c={}", self.concurrency);
-                let mut jobs = warmups(&g, None, &prompt);
-                jobs.extend((0..self.requests).map(|_| job(g.clone(), None, false, prompt.clone())));
-                vec![Phase { concurrency: self.concurrency, rate_per_s: self.rate_per_s, jobs }]
+                let measured = Phase {
+                    concurrency: self.concurrency,
+                    rate_per_s: self.rate_per_s,
+                    jobs: (0..self.requests)
+                        .map(|_| job(g.clone(), None, false, prompt.clone()))
+                        .collect(),
+                };
+                // Warm-ups finish before measuring starts, so they never overlap measured requests.
+                let warm = warmups(&g, None, &prompt);
+                if warm.is_empty() {
+                    vec![measured]
+                } else {
+                    vec![
+                        Phase {
+                            concurrency: self.concurrency,
+                            rate_per_s: 0.0,
+                            jobs: warm,
+                        },
+                        measured,
+                    ]
+                }
             }
             ScenarioKind::ConcurrencySweep => {
                 let levels = parse_levels(&self.levels)?;
@@ -243,9 +303,20 @@ impl ScenarioConfig {
                     .enumerate()
                     .map(|(i, &c)| {
                         let g = format!("c={c}");
-                        let mut jobs = if i == 0 { warmups(&g, Some(f64::from(c)), &prompt) } else { Vec::new() };
-                        jobs.extend((0..self.requests.max(c)).map(|_| job(g.clone(), Some(f64::from(c)), false, prompt.clone())));
-                        Phase { concurrency: c, rate_per_s: 0.0, jobs }
+                        let mut jobs = if i == 0 {
+                            warmups(&g, Some(f64::from(c)), &prompt)
+                        } else {
+                            Vec::new()
+                        };
+                        jobs.extend(
+                            (0..self.requests.max(c))
+                                .map(|_| job(g.clone(), Some(f64::from(c)), false, prompt.clone())),
+                        );
+                        Phase {
+                            concurrency: c,
+                            rate_per_s: 0.0,
+                            jobs,
+                        }
                     })
                     .collect()
             }
@@ -255,10 +326,26 @@ impl ScenarioConfig {
                 for (i, &n) in levels.iter().enumerate() {
                     let g = format!("prompt≈{n}");
                     // A distinct prefix per request defeats prefix caching.
-                    let text = |k: u32| format!("[{k}] {}\n\nSummarise the text above in one line.", filler_text(n as usize));
-                    let mut jobs = if i == 0 { warmups(&g, Some(f64::from(n)), &text(9999)) } else { Vec::new() };
-                    jobs.extend((0..self.requests).map(|k| job(g.clone(), Some(f64::from(n)), false, text(k))));
-                    phases.push(Phase { concurrency: 1, rate_per_s: 0.0, jobs });
+                    let text = |k: u32| {
+                        format!(
+                            "[{k}] {}\n\nSummarise the text above in one line.",
+                            filler_text(n as usize)
+                        )
+                    };
+                    let mut jobs = if i == 0 {
+                        warmups(&g, Some(f64::from(n)), &text(9999))
+                    } else {
+                        Vec::new()
+                    };
+                    jobs.extend(
+                        (0..self.requests)
+                            .map(|k| job(g.clone(), Some(f64::from(n)), false, text(k))),
+                    );
+                    phases.push(Phase {
+                        concurrency: 1,
+                        rate_per_s: 0.0,
+                        jobs,
+                    });
                 }
                 phases
             }
@@ -269,7 +356,11 @@ impl ScenarioConfig {
                         ..job(format!("round {}", r + 1), Some(f64::from(r + 1)), false, if r == 0 { prompt.clone() } else { format!("Tool result for step {r}: {{\"status\": \"ok\", \"items\": 3}}. Continue.") })
                     })
                     .collect();
-                vec![Phase { concurrency: 1, rate_per_s: 0.0, jobs }]
+                vec![Phase {
+                    concurrency: 1,
+                    rate_per_s: 0.0,
+                    jobs,
+                }]
             }
         })
     }

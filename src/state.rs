@@ -31,7 +31,15 @@ pub struct EndpointConfig {
 
 impl Default for EndpointConfig {
     fn default() -> Self {
-        Self { base_url: String::new(), dialect: None, model: "sim-fast".into(), api_key: String::new(), remember_key: false, extra_headers: String::new(), flavour: "vllm".into() }
+        Self {
+            base_url: String::new(),
+            dialect: None,
+            model: "sim-fast".into(),
+            api_key: String::new(),
+            remember_key: false,
+            extra_headers: String::new(),
+            flavour: "vllm".into(),
+        }
     }
 }
 
@@ -39,7 +47,9 @@ impl EndpointConfig {
     /// The base URL to call.
     pub fn effective_base(&self) -> String {
         if self.base_url.trim().is_empty() {
-            web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default()
+            web_sys::window()
+                .and_then(|w| w.location().origin().ok())
+                .unwrap_or_default()
         } else {
             self.base_url.trim().to_owned()
         }
@@ -52,7 +62,11 @@ impl EndpointConfig {
 
     /// Model name as sent (the reference endpoint takes `model@flavour`).
     pub fn wire_model(&self) -> String {
-        if self.is_reference() && !self.flavour.is_empty() && self.flavour != "vllm" && !self.model.contains('@') {
+        if self.is_reference()
+            && !self.flavour.is_empty()
+            && self.flavour != "vllm"
+            && !self.model.contains('@')
+        {
             format!("{}@{}", self.model, self.flavour)
         } else {
             self.model.clone()
@@ -63,13 +77,18 @@ impl EndpointConfig {
     pub fn secret_headers(&self) -> Result<Vec<(String, String)>, String> {
         let mut out = Vec::new();
         if !self.api_key.trim().is_empty() {
-            out.push(ttft_core::request::auth_header(self.dialect, self.api_key.trim()));
+            out.push(ttft_core::request::auth_header(
+                self.dialect,
+                self.api_key.trim(),
+            ));
         }
         for (i, line) in self.extra_headers.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let (k, v) = line.split_once(':').ok_or_else(|| format!("extra header line {} needs the form 'Name: value'", i + 1))?;
+            let (k, v) = line.split_once(':').ok_or_else(|| {
+                format!("extra header line {} needs the form 'Name: value'", i + 1)
+            })?;
             out.push((k.trim().to_owned(), v.trim().to_owned()));
         }
         Ok(out)

@@ -17,18 +17,37 @@ fn storage() -> Option<web_sys::Storage> {
 
 /// Saved runs (newest first); unreadable data is reported, not lost silently.
 pub fn load_runs() -> (Vec<Report>, Option<String>) {
-    let Some(s) = storage() else { return (Vec::new(), Some("this browser blocks local storage: runs will not survive a reload".into())) };
-    let Ok(Some(text)) = s.get_item(RUNS) else { return (Vec::new(), None) };
+    let Some(s) = storage() else {
+        return (
+            Vec::new(),
+            Some("this browser blocks local storage: runs will not survive a reload".into()),
+        );
+    };
+    let Ok(Some(text)) = s.get_item(RUNS) else {
+        return (Vec::new(), None);
+    };
     match serde_json::from_str::<Vec<serde_json::Value>>(&text) {
         Ok(values) => {
             let mut bad = 0;
             let runs: Vec<Report> = values
                 .into_iter()
-                .filter_map(|v| ttft_core::share::report_from_json(v.to_string().as_bytes()).map_err(|_| bad += 1).ok())
+                .filter_map(|v| {
+                    ttft_core::share::report_from_json(v.to_string().as_bytes())
+                        .map_err(|_| bad += 1)
+                        .ok()
+                })
                 .collect();
-            (runs, (bad > 0).then(|| format!("{bad} saved run(s) could not be read and were skipped")))
+            (
+                runs,
+                (bad > 0).then(|| format!("{bad} saved run(s) could not be read and were skipped")),
+            )
         }
-        Err(e) => (Vec::new(), Some(format!("saved runs are damaged ({e}); they were not loaded"))),
+        Err(e) => (
+            Vec::new(),
+            Some(format!(
+                "saved runs are damaged ({e}); they were not loaded"
+            )),
+        ),
     }
 }
 
@@ -42,12 +61,18 @@ pub fn save_runs(runs: &[Report]) -> Option<String> {
         if s.set_item(RUNS, &text).is_ok() {
             return match (attempt, dropped_replays) {
                 (0, _) => None,
-                (_, true) if runs.len() > 0 => Some("storage is full: replay text of older runs was dropped to make room".into()),
+                (_, true) if !runs.is_empty() => Some(
+                    "storage is full: replay text of older runs was dropped to make room".into(),
+                ),
                 _ => Some("storage is full: the oldest runs were removed".into()),
             };
         }
         // Oldest last: first strip replays from the oldest run that still has them, then drop it.
-        if let Some(r) = runs.iter_mut().rev().find(|r| r.requests.iter().any(|q| !q.replay.is_empty())) {
+        if let Some(r) = runs
+            .iter_mut()
+            .rev()
+            .find(|r| r.requests.iter().any(|q| !q.replay.is_empty()))
+        {
             *r = ttft_core::share::compact_for_share(r, 1);
             dropped_replays = true;
         } else if runs.len() > 1 {

@@ -6,7 +6,9 @@ use ttft_core::dialect::Dialect;
 
 use crate::state::{EndpointConfig, use_studio};
 
-const FLAVOURS: &[&str] = &["vllm", "sglang", "trtllm", "llamacpp", "ollama", "tgi", "openai"];
+const FLAVOURS: &[&str] = &[
+    "vllm", "sglang", "trtllm", "llamacpp", "ollama", "tgi", "openai",
+];
 
 fn dialect_id(d: Option<Dialect>) -> &'static str {
     match d {
@@ -21,7 +23,9 @@ fn dialect_id(d: Option<Dialect>) -> &'static str {
 }
 
 fn dialect_from(id: &str) -> Option<Dialect> {
-    Dialect::ALL.into_iter().find(|d| dialect_id(Some(*d)) == id)
+    Dialect::ALL
+        .into_iter()
+        .find(|d| dialect_id(Some(*d)) == id)
 }
 
 /// Where the requests go.

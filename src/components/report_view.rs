@@ -88,8 +88,18 @@ fn Groups(
     /// Its statistics.
     agg: Aggregates,
 ) -> impl IntoView {
-    let fit = agg.ttft_vs_prompt.map(|f| format!("TTFT ≈ {:.0} ms + {:.3} ms × prompt tokens (R² {:.2})", f.intercept, f.slope, f.r2));
-    let pos = agg.itl_vs_position.map(|f| format!("ITL changes {:+.2} ms per 1,000 output tokens", f.slope * 1000.0));
+    let fit = agg.ttft_vs_prompt.map(|f| {
+        format!(
+            "TTFT ≈ {:.0} ms + {:.3} ms × prompt tokens (R² {:.2})",
+            f.intercept, f.slope, f.r2
+        )
+    });
+    let pos = agg.itl_vs_position.map(|f| {
+        format!(
+            "ITL changes {:+.2} ms per 1,000 output tokens",
+            f.slope * 1000.0
+        )
+    });
     view! {
         <section data-testid="groups">
             <h3>"By level"</h3>
@@ -150,16 +160,38 @@ fn Requests(
 }
 
 fn data_url(mime: &str, text: &str) -> String {
-    format!("data:{mime};charset=utf-8,{}", String::from(js_sys::encode_uri_component(text)))
+    format!(
+        "data:{mime};charset=utf-8,{}",
+        String::from(js_sys::encode_uri_component(text))
+    )
 }
 
 fn csv(report: &Report) -> String {
-    let mut out = String::from("index,group,level,warmup,outcome,ttfb_ms,ttft_ms,meaningful_ms,tpot_ms,e2e_ms,output_tokens,token_source,prompt_tokens,coalesced,message\n");
+    let mut out = String::from(
+        "index,group,level,warmup,outcome,ttfb_ms,ttft_ms,meaningful_ms,tpot_ms,e2e_ms,output_tokens,token_source,prompt_tokens,coalesced,message\n",
+    );
     for r in &report.requests {
         let m = &r.metrics;
         let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
         let msg = r.outcome.message().unwrap_or("").replace('"', "\"\"");
-        out.push_str(&format!("{},{},{},{},{},{},{},{},{},{},{},{:?},{},{},\"{}\"\n", r.index, r.group, f(r.level), r.warmup, r.outcome.kind(), f(m.ttfb_ms), f(m.ttft_ms), f(m.meaningful_ms), f(m.tpot_ms), f(m.e2e_ms), m.output_tokens, m.token_source, m.prompt_tokens.map_or(String::new(), |p| p.to_string()), m.coalesced, msg));
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{:?},{},{},\"{}\"\n",
+            r.index,
+            r.group,
+            f(r.level),
+            r.warmup,
+            r.outcome.kind(),
+            f(m.ttfb_ms),
+            f(m.ttft_ms),
+            f(m.meaningful_ms),
+            f(m.tpot_ms),
+            f(m.e2e_ms),
+            m.output_tokens,
+            m.token_source,
+            m.prompt_tokens.map_or(String::new(), |p| p.to_string()),
+            m.coalesced,
+            msg
+        ));
     }
     out
 }
@@ -172,7 +204,9 @@ fn ShareBox(
 ) -> impl IntoView {
     let link = {
         let compact = ttft_core::share::compact_for_share(&report, 5);
-        let origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();
+        let origin = web_sys::window()
+            .and_then(|w| w.location().origin().ok())
+            .unwrap_or_default();
         format!("{origin}/#share={}", ttft_core::share::encode(&compact))
     };
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
@@ -193,7 +227,8 @@ fn ShareBox(
 #[component]
 pub fn ReportView() -> impl IntoView {
     let report = shown_report();
-    move || match report.get() {
+    move || {
+        match report.get() {
         None => view! { <p class="muted" data-testid="empty-report">"Configure an endpoint and a scenario, then press Run. The built-in reference endpoint works with no setup."</p> }.into_any(),
         Some(r) => {
             let agg = r.aggregates();
@@ -210,5 +245,6 @@ pub fn ReportView() -> impl IntoView {
                 </article>
             }.into_any()
         }
+    }
     }
 }

@@ -9,7 +9,7 @@ use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report};
 use ttft_core::request::build_request;
 use ttft_core::stats::Thresholds;
 
-use crate::runner::{Progress, RunHandle, run_phases};
+use crate::runner::{Progress, RunHandle, RunPlan, run_phases};
 use crate::state::{LiveRun, use_studio};
 
 /// The start/cancel buttons and the progress bar.
@@ -29,41 +29,92 @@ pub fn RunControls() -> impl IntoView {
             Err(m) => return studio.notice.set(Some(format!("cannot start: {m}"))),
         };
         let total = phases.iter().map(|p| p.jobs.len()).sum();
-        if ep.dialect.is_none() && phases.iter().any(|p| p.concurrency > 6) && ep.effective_base().starts_with("http://") {
+        if ep.dialect.is_none()
+            && phases.iter().any(|p| p.concurrency > 6)
+            && ep.effective_base().starts_with("http://")
+        {
             studio.notice.set(Some("note: browsers open at most 6 HTTP/1.1 connections per origin; requests above 6 wait in the browser, which inflates TTFT. Use HTTPS/HTTP/2 or shard URLs for higher concurrency.".into()));
         }
         let base = ep.effective_base();
         let report = Report {
             version: REPORT_VERSION,
-            title: format!("{} · {} · {}", sc.kind.id(), ep.model, js_sys::Date::new_0().to_iso_string().as_string().unwrap_or_default().chars().take(19).collect::<String>()),
+            title: format!(
+                "{} · {} · {}",
+                sc.kind.id(),
+                ep.model,
+                js_sys::Date::new_0()
+                    .to_iso_string()
+                    .as_string()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(19)
+                    .collect::<String>()
+            ),
             created_unix_ms: js_sys::Date::now(),
             clock_resolution_ms: studio.clock.get_untracked().map(|c| c.resolution_ms),
-            endpoint: EndpointInfo { base_url: base.clone(), model: ep.wire_model(), dialect: ep.dialect },
+            endpoint: EndpointInfo {
+                base_url: base.clone(),
+                model: ep.wire_model(),
+                dialect: ep.dialect,
+            },
             scenario: sc.kind.id().into(),
             settings: serde_json::to_value(&sc).unwrap_or_default(),
             thresholds: Thresholds::default(),
             requests: Vec::new(),
         };
         studio.selected.set(None);
-        studio.live.set(Some(LiveRun { report, progress: Progress { done: 0, total, phase: String::new() }, running: true }));
+        studio.live.set(Some(LiveRun {
+            report,
+            progress: Progress {
+                done: 0,
+                total,
+                phase: String::new(),
+            },
+            running: true,
+        }));
         let handle = RunHandle::default();
         studio.handle.set_value(Some(handle.clone()));
         let dialect = ep.dialect;
-        let build: Rc<dyn Fn(&crate::scenario::Job) -> ttft_core::request::HttpRequestSpec> = Rc::new(move |job| build_request(&base, dialect, &job.params));
-        let metrics = MetricsConfig { track_json: !sc.required_keys().is_empty() || sc.kind == crate::scenario::ScenarioKind::AgentJson, required_keys: sc.required_keys(), ..MetricsConfig::default() };
-        let on_batch: Rc<dyn Fn(_, Progress)> = Rc::new(move |batch: Vec<_>, progress: Progress| {
-            studio.live.update(|l| {
-                if let Some(l) = l {
-                    l.report.requests.extend(batch);
-                    l.progress = progress;
-                }
+        let build: Rc<dyn Fn(&crate::scenario::Job) -> ttft_core::request::HttpRequestSpec> =
+            Rc::new(move |job| build_request(&base, dialect, &job.params));
+        let metrics = MetricsConfig {
+            track_json: !sc.required_keys().is_empty()
+                || sc.kind == crate::scenario::ScenarioKind::AgentJson,
+            required_keys: sc.required_keys(),
+            ..MetricsConfig::default()
+        };
+        let on_batch: Rc<dyn Fn(_, Progress)> =
+            Rc::new(move |batch: Vec<_>, progress: Progress| {
+                studio.live.update(|l| {
+                    if let Some(l) = l {
+                        l.report.requests.extend(batch);
+                        l.progress = progress;
+                    }
+                });
             });
-        });
         let timeout_ms = sc.timeout_s * 1e3;
         spawn_local(async move {
-            run_phases(phases, build, secret, dialect, metrics, timeout_ms, handle, on_batch).await;
-            let finished = studio.live.with_untracked(|l| l.as_ref().map(|l| l.report.clone()));
-            studio.live.update(|l| if let Some(l) = l { l.running = false });
+            run_phases(
+                RunPlan {
+                    phases,
+                    build,
+                    secret_headers: secret,
+                    dialect,
+                    metrics,
+                    timeout_ms,
+                },
+                handle,
+                on_batch,
+            )
+            .await;
+            let finished = studio
+                .live
+                .with_untracked(|l| l.as_ref().map(|l| l.report.clone()));
+            studio.live.update(|l| {
+                if let Some(l) = l {
+                    l.running = false
+                }
+            });
             if let Some(report) = finished {
                 studio.runs.update(|r| r.insert(0, report));
                 let warning = studio.runs.with_untracked(|r| crate::storage::save_runs(r));

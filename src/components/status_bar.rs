@@ -13,7 +13,11 @@ pub fn StatusBar() -> impl IntoView {
         Some(c) => format!(
             "clock resolution {:.0} µs · {}",
             c.resolution_ms * 1000.0,
-            if c.isolated { "cross-origin isolated" } else { "not isolated: timings are coarser (serve with COOP/COEP)" }
+            if c.isolated {
+                "cross-origin isolated"
+            } else {
+                "not isolated: timings are coarser (serve with COOP/COEP)"
+            }
         ),
     };
     view! {

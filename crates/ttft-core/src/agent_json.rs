@@ -39,7 +39,10 @@ pub struct JsonTracker {
 impl JsonTracker {
     /// A tracker that also checks for `required` top-level keys.
     pub fn new(required: &[String]) -> Self {
-        Self { required: required.to_vec(), ..Self::default() }
+        Self {
+            required: required.to_vec(),
+            ..Self::default()
+        }
     }
 
     /// The result so far.

@@ -32,7 +32,13 @@ pub struct Finding {
 }
 
 fn finding(id: &str, severity: Severity, title: &str, evidence: String, advice: &str) -> Finding {
-    Finding { id: id.into(), severity, title: title.into(), evidence, advice: advice.into() }
+    Finding {
+        id: id.into(),
+        severity,
+        title: title.into(),
+        evidence,
+        advice: advice.into(),
+    }
 }
 
 /// Applies every rule to a report.
@@ -42,8 +48,14 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
     let ttft_bad = agg.ttft.is_some_and(|t| t.p95 > th.p95_ttft_ms);
     let itl_bad = agg.itl.is_some_and(|i| i.p95 > th.itl_ms);
     // TTFT spread: P95 far above P50 while ITL stays flat means waiting, not computing.
-    let ttft_spread = agg.ttft.map(|t| if t.p50 > 0.0 { t.p95 / t.p50 } else { 1.0 }).unwrap_or(1.0);
-    let itl_spread = agg.itl.map(|i| if i.p50 > 0.0 { i.p95 / i.p50 } else { 1.0 }).unwrap_or(1.0);
+    let ttft_spread = agg
+        .ttft
+        .map(|t| if t.p50 > 0.0 { t.p95 / t.p50 } else { 1.0 })
+        .unwrap_or(1.0);
+    let itl_spread = agg
+        .itl
+        .map(|i| if i.p50 > 0.0 { i.p95 / i.p50 } else { 1.0 })
+        .unwrap_or(1.0);
     if let (Some(t), Some(i)) = (agg.ttft, agg.itl) {
         if ttft_bad && itl_bad {
             out.push(finding(
@@ -80,7 +92,10 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
             "Compare time to first answer token, not TTFT, with non-reasoning models; users may not see reasoning text.",
         ));
     }
-    let hidden: Vec<u64> = report.measured().filter_map(|r| r.metrics.reasoning_tokens.filter(|n| *n > 0)).collect();
+    let hidden: Vec<u64> = report
+        .measured()
+        .filter_map(|r| r.metrics.reasoning_tokens.filter(|n| *n > 0))
+        .collect();
     if !hidden.is_empty() && agg.reasoning_first == 0 {
         out.push(finding(
             "hidden_reasoning",
@@ -101,23 +116,28 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
             "Check the server's stream interval (vLLM/SGLang --stream-interval, TRT-LLM stream_interval) or speculative decoding; enable continuous_usage_stats for exact token counts.",
         ));
     }
-    if let (Some(cost), n) = (agg.opener_cost_ms, agg.with_openers) {
-        if n > 0 {
-            out.push(finding(
+    if let (Some(cost), n) = (agg.opener_cost_ms, agg.with_openers)
+        && n > 0
+    {
+        out.push(finding(
                 "openers",
                 if cost > 200.0 { Severity::Warning } else { Severity::Info },
                 "Boilerplate openers waste the first tokens",
                 format!("{n} of {} answers start with an opener; it costs {cost:.0} ms on average before meaningful text", agg.count),
                 "Tell the model in the system prompt to answer directly, or judge by the meaningful first token.",
             ));
-        }
     }
     if agg.with_stalls > 0 {
         out.push(finding(
             "stalls",
             Severity::Warning,
             "Streams stall",
-            format!("{} of {} requests had a gap above the stall threshold; max gap {:.0} ms", agg.with_stalls, agg.count, agg.chunk_gaps.map(|g| g.max).unwrap_or(0.0)),
+            format!(
+                "{} of {} requests had a gap above the stall threshold; max gap {:.0} ms",
+                agg.with_stalls,
+                agg.count,
+                agg.chunk_gaps.map(|g| g.max).unwrap_or(0.0)
+            ),
             "Look for preemption (KV cache full), GC pauses, or a proxy buffering the stream.",
         ));
     }
@@ -126,7 +146,10 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
             "knee",
             Severity::Info,
             "Latency bends under load",
-            format!("at level {level} P50 ITL or TTFT exceeds {:.1}× the single-stream value", agg.knee_factor),
+            format!(
+                "at level {level} P50 ITL or TTFT exceeds {:.1}× the single-stream value",
+                agg.knee_factor
+            ),
             "Keep production concurrency below the knee, or add capacity there.",
         ));
     }

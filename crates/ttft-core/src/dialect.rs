@@ -181,9 +181,17 @@ impl DialectDecoder {
         let value: Value = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(_) if ev.event == "error" => {
-                return vec![StreamEvent::Error(StreamError { message: data.to_owned(), kind: None })];
+                return vec![StreamEvent::Error(StreamError {
+                    message: data.to_owned(),
+                    kind: None,
+                })];
             }
-            Err(e) => return vec![StreamEvent::Malformed(format!("not JSON ({e}): {}", clip(data)))],
+            Err(e) => {
+                return vec![StreamEvent::Malformed(format!(
+                    "not JSON ({e}): {}",
+                    clip(data)
+                ))];
+            }
         };
         if let Some(err) = top_level_error(&value, &ev.event) {
             return vec![StreamEvent::Error(err)];
@@ -197,7 +205,10 @@ impl DialectDecoder {
             Some(Dialect::Anthropic) => decode_anthropic(&value),
             Some(Dialect::OllamaNative) => decode_ollama(&value),
             Some(Dialect::TgiNative) => decode_tgi(&value),
-            None => vec![StreamEvent::Malformed(format!("unknown stream format: {}", clip(data)))],
+            None => vec![StreamEvent::Malformed(format!(
+                "unknown stream format: {}",
+                clip(data)
+            ))],
         }
     }
 }
@@ -225,10 +236,11 @@ pub fn detect(event: &str, v: &Value) -> Option<Dialect> {
         _ => {}
     }
     if let Some(choices) = v.get("choices").and_then(Value::as_array) {
-        if let Some(c) = choices.first() {
-            if c.get("text").is_some() && c.get("delta").is_none() {
-                return Some(Dialect::OpenAiCompletions);
-            }
+        if let Some(c) = choices.first()
+            && c.get("text").is_some()
+            && c.get("delta").is_none()
+        {
+            return Some(Dialect::OpenAiCompletions);
         }
         return Some(Dialect::OpenAiChat);
     }
@@ -265,14 +277,20 @@ fn top_level_error(v: &Value, event: &str) -> Option<StreamError> {
         Value::Object(o) => ["type", "code", "http_status_code"]
             .iter()
             .find_map(|k| o.get(*k).filter(|v| !v.is_null()))
-            .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())),
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string())
+            }),
         _ => None,
     };
     Some(StreamError { message, kind })
 }
 
 fn non_empty(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
+    v.and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
 }
 
 fn parse_usage(u: &Value) -> Option<Usage> {
@@ -340,9 +358,18 @@ fn decode_openai(v: &Value) -> Vec<StreamEvent> {
         if let Some(r) = non_empty(delta.get("refusal")) {
             out.push(StreamEvent::Refusal(r));
         }
-        for (pos, call) in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (pos, call) in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let f = call.get("function").unwrap_or(&Value::Null);
-            let index = call.get("index").and_then(Value::as_u64).unwrap_or(pos as u64) as u32;
+            let index = call
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(pos as u64) as u32;
             let arguments = match f.get("arguments") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => String::new(),
@@ -357,14 +384,21 @@ fn decode_openai(v: &Value) -> Vec<StreamEvent> {
         }
         if out.len() == before {
             let role_only = delta.get("role").is_some_and(|r| !r.is_null());
-            out.push(if role_only { StreamEvent::Role } else { StreamEvent::Empty });
+            out.push(if role_only {
+                StreamEvent::Role
+            } else {
+                StreamEvent::Empty
+            });
         }
         if let Some(reason) = non_empty(choice.get("finish_reason")) {
             out.push(StreamEvent::Finish(reason));
         }
     }
     if let Some(usage) = v.get("usage").and_then(parse_usage) {
-        out.push(StreamEvent::Usage { usage, with_output: saw_output_or_choice });
+        out.push(StreamEvent::Usage {
+            usage,
+            with_output: saw_output_or_choice,
+        });
     }
     if let Some(t) = v.get("timings").and_then(parse_timings) {
         out.push(StreamEvent::Timings(t));
@@ -389,7 +423,11 @@ fn decode_responses(event: &str, v: &Value) -> Vec<StreamEvent> {
             index: v.get("output_index").and_then(Value::as_u64).unwrap_or(0) as u32,
             id: non_empty(v.get("item_id")),
             name: None,
-            arguments: v.get("delta").and_then(Value::as_str).unwrap_or("").to_owned(),
+            arguments: v
+                .get("delta")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
         }],
         "response.output_item.added" => {
             let item = v.get("item").unwrap_or(&Value::Null);
@@ -408,7 +446,10 @@ fn decode_responses(event: &str, v: &Value) -> Vec<StreamEvent> {
             let resp = v.get("response").unwrap_or(&Value::Null);
             let mut out = Vec::new();
             if let Some(u) = resp.get("usage").and_then(parse_usage) {
-                out.push(StreamEvent::Usage { usage: u, with_output: false });
+                out.push(StreamEvent::Usage {
+                    usage: u,
+                    with_output: false,
+                });
             }
             let reason = if ty == "response.completed" {
                 "completed".to_owned()
@@ -445,7 +486,10 @@ fn decode_anthropic(v: &Value) -> Vec<StreamEvent> {
             if let Some(u) = v.pointer("/message/usage").and_then(parse_usage) {
                 // output_tokens here is a placeholder (1): keep only the prompt side.
                 out.push(StreamEvent::Usage {
-                    usage: Usage { completion_tokens: None, ..u },
+                    usage: Usage {
+                        completion_tokens: None,
+                        ..u
+                    },
                     with_output: false,
                 });
             }
@@ -461,7 +505,9 @@ fn decode_anthropic(v: &Value) -> Vec<StreamEvent> {
                     name: non_empty(block.get("name")),
                     arguments: String::new(),
                 }],
-                Some("text") => vec![non_empty(block.get("text")).map_or(StreamEvent::Empty, StreamEvent::Content)],
+                Some("text") => vec![
+                    non_empty(block.get("text")).map_or(StreamEvent::Empty, StreamEvent::Content),
+                ],
                 _ => vec![StreamEvent::Empty],
             }
         }
@@ -475,7 +521,11 @@ fn decode_anthropic(v: &Value) -> Vec<StreamEvent> {
                     index,
                     id: None,
                     name: None,
-                    arguments: d.get("partial_json").and_then(Value::as_str).unwrap_or("").to_owned(),
+                    arguments: d
+                        .get("partial_json")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
                 }),
                 _ => None,
             };
@@ -484,7 +534,10 @@ fn decode_anthropic(v: &Value) -> Vec<StreamEvent> {
         "message_delta" => {
             let mut out = Vec::new();
             if let Some(u) = v.get("usage").and_then(parse_usage) {
-                out.push(StreamEvent::Usage { usage: u, with_output: false });
+                out.push(StreamEvent::Usage {
+                    usage: u,
+                    with_output: false,
+                });
             }
             if let Some(r) = non_empty(v.pointer("/delta/stop_reason")) {
                 out.push(StreamEvent::Finish(r));
@@ -508,13 +561,22 @@ fn decode_ollama(v: &Value) -> Vec<StreamEvent> {
     if let Some(c) = non_empty(msg.get("content")).or_else(|| non_empty(v.get("response"))) {
         out.push(StreamEvent::Content(c));
     }
-    for (i, call) in msg.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (i, call) in msg
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let f = call.get("function").unwrap_or(&Value::Null);
         out.push(StreamEvent::ToolCall {
             index: i as u32,
             id: None,
             name: non_empty(f.get("name")),
-            arguments: f.get("arguments").map(|a| a.to_string()).unwrap_or_default(),
+            arguments: f
+                .get("arguments")
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
         });
     }
     if v.get("done").and_then(Value::as_bool) == Some(true) {
@@ -546,7 +608,11 @@ fn decode_ollama(v: &Value) -> Vec<StreamEvent> {
         out.push(StreamEvent::Done);
     }
     if out.is_empty() {
-        out.push(if msg.get("role").is_some() { StreamEvent::Role } else { StreamEvent::Empty });
+        out.push(if msg.get("role").is_some() {
+            StreamEvent::Role
+        } else {
+            StreamEvent::Empty
+        });
     }
     out
 }
@@ -563,7 +629,10 @@ fn decode_tgi(v: &Value) -> Vec<StreamEvent> {
         let details = v.get("details").unwrap_or(&Value::Null);
         if let Some(n) = details.get("generated_tokens").and_then(Value::as_u64) {
             out.push(StreamEvent::Usage {
-                usage: Usage { completion_tokens: Some(n), ..Usage::default() },
+                usage: Usage {
+                    completion_tokens: Some(n),
+                    ..Usage::default()
+                },
                 with_output: false,
             });
         }

@@ -63,7 +63,12 @@ pub struct MetricsConfig {
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        Self { stall_ms: 1000.0, openers: Openers::default(), track_json: false, required_keys: Vec::new() }
+        Self {
+            stall_ms: 1000.0,
+            openers: Openers::default(),
+            track_json: false,
+            required_keys: Vec::new(),
+        }
     }
 }
 
@@ -196,7 +201,12 @@ impl RequestMetrics {
                     ttft.get_or_insert((at, TtftKind::Refusal));
                     text.push_str(t);
                 }
-                StreamEvent::ToolCall { index, id: _, name, arguments } => {
+                StreamEvent::ToolCall {
+                    index,
+                    id: _,
+                    name,
+                    arguments,
+                } => {
                     if name.is_some() || !arguments.is_empty() {
                         ttft.get_or_insert((at, TtftKind::ToolCall));
                     }
@@ -253,7 +263,13 @@ impl RequestMetrics {
         };
 
         // Tokens per arrival from continuous usage: difference of the cumulative count.
-        let tokens_at_read = |read: u32| continuous.iter().rev().find(|(r, _)| *r <= read).map(|&(_, n)| n);
+        let tokens_at_read = |read: u32| {
+            continuous
+                .iter()
+                .rev()
+                .find(|(r, _)| *r <= read)
+                .map(|&(_, n)| n)
+        };
         let mut itl_ms = Vec::new();
         let mut gap_tokens = Vec::new();
         let mut stalls = Vec::new();
@@ -266,12 +282,18 @@ impl RequestMetrics {
             };
             gap_tokens.push(toks);
             if gap > cfg.stall_ms {
-                stalls.push(Stall { from_ms: w[0].0, gap_ms: gap });
+                stalls.push(Stall {
+                    from_ms: w[0].0,
+                    gap_ms: gap,
+                });
             }
         }
         let output_arrivals = arrivals.len() as u32;
-        let tokens_per_arrival =
-            if output_arrivals > 0 { output_tokens as f64 / f64::from(output_arrivals) } else { 0.0 };
+        let tokens_per_arrival = if output_arrivals > 0 {
+            output_tokens as f64 / f64::from(output_arrivals)
+        } else {
+            0.0
+        };
         // Without server counts, text length is the only witness: English runs ≈ 4 characters
         // per token, so arrivals averaging over 16 characters carry several tokens.
         let chars_per_event = (text.chars().count() + reasoning_text.chars().count()) as f64
@@ -291,7 +313,13 @@ impl RequestMetrics {
             .char_indices()
             .find(|(_, c)| !c.is_whitespace())
             .map(|(i, _)| skip + i)
-            .and_then(|off| answer_marks.iter().rev().find(|(start, _)| *start <= off).map(|m| m.1));
+            .and_then(|off| {
+                answer_marks
+                    .iter()
+                    .rev()
+                    .find(|(start, _)| *start <= off)
+                    .map(|m| m.1)
+            });
 
         Self {
             ttfb_ms: tl.headers_at.map(rel),
@@ -328,7 +356,9 @@ impl RequestMetrics {
         let mut out = Vec::with_capacity(self.itl_ms.len());
         for (gap, toks) in self.itl_ms.iter().zip(&self.gap_tokens) {
             match toks {
-                Some(n) if *n > 1 => out.extend(std::iter::repeat_n(gap / f64::from(*n), *n as usize)),
+                Some(n) if *n > 1 => {
+                    out.extend(std::iter::repeat_n(gap / f64::from(*n), *n as usize))
+                }
                 _ => out.push(*gap),
             }
         }

@@ -11,14 +11,45 @@ use serde::{Deserialize, Serialize};
 
 /// Default opener phrases in English and Chinese.
 pub const DEFAULT_OPENERS: &[&str] = &[
-    "sure", "certainly", "of course", "absolutely", "great question", "good question", "okay", "ok",
-    "alright", "no problem", "happy to help", "i'd be happy to help", "i'd be glad to help",
-    "i can help with that", "here's", "here is", "here are", "let me", "i'll",
-    "好的", "好", "当然", "当然可以", "没问题", "可以", "明白了", "收到", "我来帮你", "我来为你",
-    "我来", "下面是", "以下是", "让我", "这是",
+    "sure",
+    "certainly",
+    "of course",
+    "absolutely",
+    "great question",
+    "good question",
+    "okay",
+    "ok",
+    "alright",
+    "no problem",
+    "happy to help",
+    "i'd be happy to help",
+    "i'd be glad to help",
+    "i can help with that",
+    "here's",
+    "here is",
+    "here are",
+    "let me",
+    "i'll",
+    "好的",
+    "好",
+    "当然",
+    "当然可以",
+    "没问题",
+    "可以",
+    "明白了",
+    "收到",
+    "我来帮你",
+    "我来为你",
+    "我来",
+    "下面是",
+    "以下是",
+    "让我",
+    "这是",
 ];
 
-const TRAILING: &[char] = &[',', '，', '!', '！', '.', '。', '、', ' ', '\n', '\t', '~', '～', '-', '—'];
+const TRAILING: &[char] = &[
+    ',', '，', '!', '！', '.', '。', '、', ' ', '\n', '\t', '~', '～', '-', '—',
+];
 const COLONS: &[char] = &[':', '：'];
 const CLAUSE_END: &[char] = &['.', '。', '!', '！', '?', '？', '\n'];
 
@@ -31,7 +62,9 @@ pub struct Openers {
 
 impl Default for Openers {
     fn default() -> Self {
-        Self { patterns: DEFAULT_OPENERS.iter().map(|s| (*s).to_owned()).collect() }
+        Self {
+            patterns: DEFAULT_OPENERS.iter().map(|s| (*s).to_owned()).collect(),
+        }
     }
 }
 
@@ -39,7 +72,12 @@ impl Openers {
     /// Parses one phrase per line (blank lines ignored).
     pub fn from_lines(text: &str) -> Self {
         Self {
-            patterns: text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect(),
+            patterns: text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect(),
         }
     }
 
@@ -48,7 +86,9 @@ impl Openers {
         let mut pos = leading_ws(text);
         loop {
             let rest = &text[pos..];
-            let Some(len) = self.match_one(rest) else { break };
+            let Some(len) = self.match_one(rest) else {
+                break;
+            };
             let mut p = pos + len;
             p += text[p..].len() - text[p..].trim_start_matches(TRAILING).len();
             p += clause_colon(&text[p..]);

@@ -44,12 +44,19 @@ pub fn replay_of(tl: &RequestTimeline) -> Vec<ReplayPiece> {
             let (kind, text) = match &e.event {
                 E::Content(t) | E::Refusal(t) => ('a', t.clone()),
                 E::Reasoning(t) => ('r', t.clone()),
-                E::ToolCall { name, arguments, .. } => {
-                    ('t', name.as_ref().map(|n| format!("{n}(")).unwrap_or_default() + arguments)
-                }
+                E::ToolCall {
+                    name, arguments, ..
+                } => (
+                    't',
+                    name.as_ref().map(|n| format!("{n}(")).unwrap_or_default() + arguments,
+                ),
                 _ => return None,
             };
-            Some(ReplayPiece { at_ms: e.at - tl.sent_at, kind, text })
+            Some(ReplayPiece {
+                at_ms: e.at - tl.sent_at,
+                kind,
+                text,
+            })
         })
         .collect()
 }
@@ -185,7 +192,11 @@ impl Report {
     /// Computes the run's statistics.
     pub fn aggregates(&self) -> Aggregates {
         let reqs: Vec<&RequestRecord> = self.measured().collect();
-        let ok: Vec<&RequestMetrics> = reqs.iter().filter(|r| r.outcome.is_ok()).map(|r| &r.metrics).collect();
+        let ok: Vec<&RequestMetrics> = reqs
+            .iter()
+            .filter(|r| r.outcome.is_ok())
+            .map(|r| &r.metrics)
+            .collect();
         let mut errors = BTreeMap::new();
         for r in reqs.iter().filter(|r| !r.outcome.is_ok()) {
             *errors.entry(r.outcome.kind().to_owned()).or_insert(0) += 1;
@@ -219,9 +230,15 @@ impl Report {
         names.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
         for (g, level) in names {
             let members: Vec<&&RequestRecord> = reqs.iter().filter(|r| r.group == g).collect();
-            let okm: Vec<&RequestMetrics> =
-                members.iter().filter(|r| r.outcome.is_ok()).map(|r| &r.metrics).collect();
-            let start = members.iter().map(|r| r.start_ms).fold(f64::INFINITY, f64::min);
+            let okm: Vec<&RequestMetrics> = members
+                .iter()
+                .filter(|r| r.outcome.is_ok())
+                .map(|r| &r.metrics)
+                .collect();
+            let start = members
+                .iter()
+                .map(|r| r.start_ms)
+                .fold(f64::INFINITY, f64::min);
             let end = members
                 .iter()
                 .filter_map(|r| r.metrics.e2e_ms.map(|e| e + r.start_ms))
@@ -239,10 +256,14 @@ impl Report {
         }
         let knee_factor = 1.5;
         let knee_level = if groups.len() > 1 && groups.iter().all(|g| g.level.is_some()) {
-            let itl: Vec<(f64, f64)> =
-                groups.iter().filter_map(|g| Some((g.level?, g.itl?.p50))).collect();
-            let ttft: Vec<(f64, f64)> =
-                groups.iter().filter_map(|g| Some((g.level?, g.ttft?.p50))).collect();
+            let itl: Vec<(f64, f64)> = groups
+                .iter()
+                .filter_map(|g| Some((g.level?, g.itl?.p50)))
+                .collect();
+            let ttft: Vec<(f64, f64)> = groups
+                .iter()
+                .filter_map(|g| Some((g.level?, g.ttft?.p50)))
+                .collect();
             match (knee(&itl, knee_factor), knee(&ttft, knee_factor)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -250,7 +271,11 @@ impl Report {
         } else {
             None
         };
-        let opener_costs: Vec<f64> = ok.iter().filter(|m| !m.opener_text.is_empty()).filter_map(|m| m.opener_cost_ms()).collect();
+        let opener_costs: Vec<f64> = ok
+            .iter()
+            .filter(|m| !m.opener_text.is_empty())
+            .filter_map(|m| m.opener_cost_ms())
+            .collect();
         Aggregates {
             count: reqs.len(),
             errors,
@@ -265,21 +290,41 @@ impl Report {
             json_valid: summary(ok.iter().filter_map(|m| {
                 m.json.as_ref().and_then(|j| j.valid_at).or_else(|| {
                     let calls = &m.tool_calls;
-                    if calls.is_empty() { None } else { calls.iter().map(|c| c.valid_at_ms).try_fold(0f64, |a, v| v.map(|v| a.max(v))) }
+                    if calls.is_empty() {
+                        None
+                    } else {
+                        calls
+                            .iter()
+                            .map(|c| c.valid_at_ms)
+                            .try_fold(0f64, |a, v| v.map(|v| a.max(v)))
+                    }
                 })
             })),
-            goodput: if reqs.is_empty() { 0.0 } else { good as f64 / reqs.len() as f64 },
-            reasoning_first: ok.iter().filter(|m| m.ttft_kind == Some(TtftKind::Reasoning)).count(),
+            goodput: if reqs.is_empty() {
+                0.0
+            } else {
+                good as f64 / reqs.len() as f64
+            },
+            reasoning_first: ok
+                .iter()
+                .filter(|m| m.ttft_kind == Some(TtftKind::Reasoning))
+                .count(),
             coalesced: ok.iter().filter(|m| m.coalesced).count(),
             with_stalls: ok.iter().filter(|m| !m.stalls.is_empty()).count(),
             with_openers: opener_costs.len(),
-            opener_cost_ms: (!opener_costs.is_empty()).then(|| opener_costs.iter().sum::<f64>() / opener_costs.len() as f64),
+            opener_cost_ms: (!opener_costs.is_empty())
+                .then(|| opener_costs.iter().sum::<f64>() / opener_costs.len() as f64),
             ttft_vs_prompt: linear_fit(&prompt_points),
-            itl_vs_position: linear_fit(&position_points),
+            // A slope needs a span of positions: under 64 tokens it is noise.
+            itl_vs_position: linear_fit(&position_points)
+                .filter(|_| position_points.iter().any(|p| p.0 >= 64.0)),
             groups,
             knee_level,
             knee_factor,
-            tokens_from_server: ok.iter().filter(|m| m.token_source != crate::metrics::TokenSource::Estimate).count(),
+            tokens_from_server: ok
+                .iter()
+                .filter(|m| m.token_source != crate::metrics::TokenSource::Estimate)
+                .count(),
         }
     }
 }

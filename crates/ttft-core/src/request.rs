@@ -49,10 +49,21 @@ pub fn normalise_base(base: &str) -> String {
 }
 
 /// Builds the streaming request for `dialect` (`None` = OpenAI chat completions).
-pub fn build_request(base: &str, dialect: Option<Dialect>, p: &GenerationParams) -> HttpRequestSpec {
+pub fn build_request(
+    base: &str,
+    dialect: Option<Dialect>,
+    p: &GenerationParams,
+) -> HttpRequestSpec {
     let base = normalise_base(base);
     let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
-    let msgs = || Value::Array(p.messages.iter().map(|(r, c)| json!({"role": r, "content": c})).collect());
+    let msgs = || {
+        Value::Array(
+            p.messages
+                .iter()
+                .map(|(r, c)| json!({"role": r, "content": c}))
+                .collect(),
+        )
+    };
     let (path, mut body) = match dialect.unwrap_or(Dialect::OpenAiChat) {
         Dialect::OpenAiChat => {
             let mut b = json!({"model": p.model, "messages": msgs(), "stream": true, "max_tokens": p.max_tokens, "stream_options": {"include_usage": true}});
@@ -84,9 +95,22 @@ pub fn build_request(base: &str, dialect: Option<Dialect>, p: &GenerationParams)
         }
         Dialect::Anthropic => {
             headers.push(("anthropic-version".into(), "2023-06-01".into()));
-            headers.push(("anthropic-dangerous-direct-browser-access".into(), "true".into()));
-            let system: Vec<&str> = p.messages.iter().filter(|(r, _)| r == "system").map(|(_, c)| c.as_str()).collect();
-            let rest: Vec<Value> = p.messages.iter().filter(|(r, _)| r != "system").map(|(r, c)| json!({"role": r, "content": c})).collect();
+            headers.push((
+                "anthropic-dangerous-direct-browser-access".into(),
+                "true".into(),
+            ));
+            let system: Vec<&str> = p
+                .messages
+                .iter()
+                .filter(|(r, _)| r == "system")
+                .map(|(_, c)| c.as_str())
+                .collect();
+            let rest: Vec<Value> = p
+                .messages
+                .iter()
+                .filter(|(r, _)| r != "system")
+                .map(|(r, c)| json!({"role": r, "content": c}))
+                .collect();
             let mut b = json!({"model": p.model, "messages": rest, "stream": true, "max_tokens": p.max_tokens});
             if !system.is_empty() {
                 b["system"] = json!(system.join("\n\n"));
@@ -108,10 +132,18 @@ pub fn build_request(base: &str, dialect: Option<Dialect>, p: &GenerationParams)
         }
         Dialect::TgiNative => {
             let prompt: Vec<&str> = p.messages.iter().map(|(_, c)| c.as_str()).collect();
-            ("/generate_stream", json!({"inputs": prompt.join("\n\n"), "parameters": {"max_new_tokens": p.max_tokens, "details": true}}))
+            (
+                "/generate_stream",
+                json!({"inputs": prompt.join("\n\n"), "parameters": {"max_new_tokens": p.max_tokens, "details": true}}),
+            )
         }
     };
-    let openai_like = matches!(dialect, None | Some(Dialect::OpenAiChat) | Some(Dialect::OpenAiCompletions) | Some(Dialect::OpenAiResponses));
+    let openai_like = matches!(
+        dialect,
+        None | Some(Dialect::OpenAiChat)
+            | Some(Dialect::OpenAiCompletions)
+            | Some(Dialect::OpenAiResponses)
+    );
     if openai_like {
         if let Some(t) = p.temperature {
             body["temperature"] = json!(t);
@@ -128,7 +160,11 @@ pub fn build_request(base: &str, dialect: Option<Dialect>, p: &GenerationParams)
             body[k] = v.clone();
         }
     }
-    HttpRequestSpec { url: format!("{base}{path}"), headers, body: body.to_string() }
+    HttpRequestSpec {
+        url: format!("{base}{path}"),
+        headers,
+        body: body.to_string(),
+    }
 }
 
 /// The header that carries an API key for `dialect`: `(name, value)`.

@@ -31,8 +31,13 @@ impl Precision {
 }
 
 /// GPU presets: name and memory bandwidth in TB/s (editable in the UI).
-pub const GPU_PRESETS: &[(&str, f64)] =
-    &[("A100 80GB", 2.0), ("H100 SXM", 3.35), ("H200", 4.8), ("RTX 4090", 1.0), ("L40S", 0.864)];
+pub const GPU_PRESETS: &[(&str, f64)] = &[
+    ("A100 80GB", 2.0),
+    ("H100 SXM", 3.35),
+    ("H200", 4.8),
+    ("RTX 4090", 1.0),
+    ("L40S", 0.864),
+];
 
 /// Inputs of the bound.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -63,7 +68,8 @@ pub struct Roofline {
 impl RooflineInput {
     /// Computes the bound and, given a measured ITL, the efficiency.
     pub fn evaluate(&self, measured_itl_ms: Option<f64>) -> Roofline {
-        let bytes = self.params_billion * 1e9 * self.precision.bytes() + self.kv_bytes_per_token * self.context_tokens;
+        let bytes = self.params_billion * 1e9 * self.precision.bytes()
+            + self.kv_bytes_per_token * self.context_tokens;
         let bound_ms = bytes / (self.bandwidth_tb_s * 1e12) * 1e3;
         Roofline {
             bound_ms,

@@ -39,7 +39,9 @@ pub enum ShareError {
     #[error("the link decodes but is not a valid report: {0}")]
     Json(String),
     /// Newer format.
-    #[error("this report was made by a newer studio (format {0}, this one reads {REPORT_VERSION}): update the studio")]
+    #[error(
+        "this report was made by a newer studio (format {0}, this one reads {REPORT_VERSION}): update the studio"
+    )]
     Version(u32),
 }
 
@@ -63,20 +65,25 @@ pub fn decode(input: &str) -> Result<Report, ShareError> {
         base64::DecodeError::InvalidByte(i, _) => ShareError::Base64(i),
         _ => ShareError::Inflate,
     })?;
-    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED).map_err(|e| {
-        if matches!(e.status, miniz_oxide::inflate::TINFLStatus::HasMoreOutput) {
-            ShareError::TooLarge
-        } else {
-            ShareError::Inflate
-        }
-    })?;
+    let json =
+        miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED).map_err(|e| {
+            if matches!(e.status, miniz_oxide::inflate::TINFLStatus::HasMoreOutput) {
+                ShareError::TooLarge
+            } else {
+                ShareError::Inflate
+            }
+        })?;
     report_from_json(&json)
 }
 
 /// Parses report JSON (import of an exported file), checking the version.
 pub fn report_from_json(json: &[u8]) -> Result<Report, ShareError> {
-    let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| ShareError::Json(e.to_string()))?;
-    let version = value.get("version").and_then(|v| v.as_u64()).ok_or_else(|| ShareError::Json("no \"version\" field".into()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(json).map_err(|e| ShareError::Json(e.to_string()))?;
+    let version = value
+        .get("version")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| ShareError::Json("no \"version\" field".into()))?;
     if version > u64::from(REPORT_VERSION) {
         return Err(ShareError::Version(version as u32));
     }

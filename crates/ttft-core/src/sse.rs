@@ -102,7 +102,10 @@ impl SseParser {
         let partial_data = std::mem::take(&mut self.data);
         let had = self.has_data || !partial_line.is_empty();
         self.has_data = false;
-        had.then_some(Truncation { partial_data, partial_line })
+        had.then_some(Truncation {
+            partial_data,
+            partial_line,
+        })
     }
 
     fn process_line(&mut self, line: &str, out: &mut Vec<SseEvent>) {
@@ -128,15 +131,11 @@ impl SseParser {
                 self.data.push('\n');
                 self.has_data = true;
             }
-            "id" => {
-                if !value.contains('\0') {
-                    self.last_id = Some(value.to_owned());
-                }
+            "id" if !value.contains('\0') => {
+                self.last_id = Some(value.to_owned());
             }
-            "retry" => {
-                if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-                    self.retry = value.parse().ok();
-                }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry = value.parse().ok();
             }
             _ => {}
         }
@@ -155,7 +154,11 @@ impl SseParser {
             data.pop();
         }
         out.push(SseEvent {
-            event: if event_type.is_empty() { "message".to_owned() } else { event_type },
+            event: if event_type.is_empty() {
+                "message".to_owned()
+            } else {
+                event_type
+            },
             data,
             id: self.last_id.clone(),
             retry,
@@ -204,7 +207,12 @@ fn push_line(line: &[u8], out: &mut Vec<SseEvent>) {
     let text = String::from_utf8_lossy(line);
     let text = text.trim();
     if !text.is_empty() {
-        out.push(SseEvent { event: "message".into(), data: text.to_owned(), id: None, retry: None });
+        out.push(SseEvent {
+            event: "message".into(),
+            data: text.to_owned(),
+            id: None,
+            retry: None,
+        });
     }
 }
 
@@ -244,7 +252,10 @@ pub struct FrameDecoder {
 impl FrameDecoder {
     /// A decoder with the framing chosen (`None` = detect).
     pub fn new(framing: Option<Framing>) -> Self {
-        Self { framing, ..Self::default() }
+        Self {
+            framing,
+            ..Self::default()
+        }
     }
 
     /// The framing in use, once known.
@@ -272,7 +283,11 @@ impl FrameDecoder {
                 match first {
                     None => Vec::new(),
                     Some(b) => {
-                        self.framing = Some(if b == b'{' { Framing::Ndjson } else { Framing::Sse });
+                        self.framing = Some(if b == b'{' {
+                            Framing::Ndjson
+                        } else {
+                            Framing::Sse
+                        });
                         let buffered = std::mem::take(&mut self.sniff);
                         self.feed(&buffered)
                     }

@@ -90,9 +90,17 @@ pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
         return Vec::new();
     }
     let (lo, hi) = (s[0], s[s.len() - 1]);
-    let width = if hi > lo { (hi - lo) / bins as f64 } else { 1.0 };
+    let width = if hi > lo {
+        (hi - lo) / bins as f64
+    } else {
+        1.0
+    };
     let mut out: Vec<Bin> = (0..bins)
-        .map(|i| Bin { lo: lo + width * i as f64, hi: lo + width * (i + 1) as f64, count: 0 })
+        .map(|i| Bin {
+            lo: lo + width * i as f64,
+            hi: lo + width * (i + 1) as f64,
+            count: 0,
+        })
         .collect();
     for v in s {
         let i = (((v - lo) / width) as usize).min(bins - 1);
@@ -109,7 +117,10 @@ pub fn cdf(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
         return Vec::new();
     }
     let step = n.div_ceil(max_points).max(1);
-    let mut out: Vec<(f64, f64)> = (0..n).step_by(step).map(|i| (s[i], (i + 1) as f64 / n as f64)).collect();
+    let mut out: Vec<(f64, f64)> = (0..n)
+        .step_by(step)
+        .map(|i| (s[i], (i + 1) as f64 / n as f64))
+        .collect();
     if out.last().is_some_and(|p| p.1 < 1.0) {
         out.push((s[n - 1], 1.0));
     }
@@ -131,7 +142,10 @@ pub struct LinearFit {
 
 /// Fits a line through `(x, y)` points; `None` with fewer than two distinct x.
 pub fn linear_fit(points: &[(f64, f64)]) -> Option<LinearFit> {
-    let pts: Vec<_> = points.iter().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+    let pts: Vec<_> = points
+        .iter()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
     let n = pts.len() as f64;
     if pts.len() < 2 {
         return None;
@@ -145,8 +159,17 @@ pub fn linear_fit(points: &[(f64, f64)]) -> Option<LinearFit> {
         return None;
     }
     let slope = sxy / sxx;
-    let r2 = if syy == 0.0 { 1.0 } else { (sxy * sxy) / (sxx * syy) };
-    Some(LinearFit { slope, intercept: my - slope * mx, r2, n: pts.len() })
+    let r2 = if syy == 0.0 {
+        1.0
+    } else {
+        (sxy * sxy) / (sxx * syy)
+    };
+    Some(LinearFit {
+        slope,
+        intercept: my - slope * mx,
+        r2,
+        n: pts.len(),
+    })
 }
 
 /// Thresholds of a good experience (defaults from practice).
@@ -162,7 +185,11 @@ pub struct Thresholds {
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Self { ttft_ms: 2000.0, itl_ms: 120.0, p95_ttft_ms: 2000.0 }
+        Self {
+            ttft_ms: 2000.0,
+            itl_ms: 120.0,
+            p95_ttft_ms: 2000.0,
+        }
     }
 }
 
@@ -170,5 +197,9 @@ impl Default for Thresholds {
 /// `levels` are `(level, value)` sorted by level.
 pub fn knee(levels: &[(f64, f64)], factor: f64) -> Option<f64> {
     let base = levels.first()?.1;
-    levels.iter().skip(1).find(|(_, v)| *v > base * factor).map(|(l, _)| *l)
+    levels
+        .iter()
+        .skip(1)
+        .find(|(_, v)| *v > base * factor)
+        .map(|(l, _)| *l)
 }

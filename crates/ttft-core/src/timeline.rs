@@ -175,17 +175,20 @@ impl RequestRecorder {
     pub fn on_headers(&mut self, at: f64, status: u16, content_type: Option<&str>) {
         self.timeline.headers_at = Some(at);
         self.timeline.status = Some(status);
-        if self.frames.framing().is_none() {
-            if let Some(f) = content_type.and_then(Framing::from_content_type) {
-                self.frames = FrameDecoder::new(Some(f));
-            }
+        if self.frames.framing().is_none()
+            && let Some(f) = content_type.and_then(Framing::from_content_type)
+        {
+            self.frames = FrameDecoder::new(Some(f));
         }
     }
 
     /// A read of `bytes` arrived at `at` (timestamp taken before this call).
     pub fn on_read(&mut self, at: f64, bytes: &[u8]) {
         let read = self.timeline.reads.len() as u32;
-        self.timeline.reads.push(Read { at, bytes: bytes.len() as u32 });
+        self.timeline.reads.push(Read {
+            at,
+            bytes: bytes.len() as u32,
+        });
         for frame in self.frames.feed(bytes) {
             self.push_frame(at, read, &frame);
         }
@@ -202,8 +205,15 @@ impl RequestRecorder {
                 StreamEvent::Done => self.saw_done = true,
                 StreamEvent::Finish(_) => self.saw_finish = true,
                 StreamEvent::Error(e) if self.error.is_none() => {
-                    let kind = e.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
-                    self.error = Some(format!("server reported an error mid-stream{kind}: {}", e.message));
+                    let kind = e
+                        .kind
+                        .as_deref()
+                        .map(|k| format!(" ({k})"))
+                        .unwrap_or_default();
+                    self.error = Some(format!(
+                        "server reported an error mid-stream{kind}: {}",
+                        e.message
+                    ));
                 }
                 _ => {}
             }
@@ -233,11 +243,17 @@ impl RequestRecorder {
             Outcome::Truncated {
                 message: format!(
                     "the stream ended inside an event (no blank line after it): {:?}",
-                    if t.partial_data.is_empty() { t.partial_line } else { t.partial_data }
+                    if t.partial_data.is_empty() {
+                        t.partial_line
+                    } else {
+                        t.partial_data
+                    }
                 ),
             }
         } else if let Some(m) = malformed {
-            Outcome::StreamError { message: format!("malformed event: {m}") }
+            Outcome::StreamError {
+                message: format!("malformed event: {m}"),
+            }
         } else if !self.saw_done && !self.saw_finish {
             Outcome::Truncated {
                 message: "the stream ended without a finish reason or end marker: the server or a proxy closed it early"
@@ -273,7 +289,10 @@ pub fn http_error_message(status: u16, body: &str) -> String {
         .ok()
         .and_then(|v| {
             let e = v.get("error").unwrap_or(&v);
-            e.get("message").and_then(|m| m.as_str()).map(str::to_owned).or_else(|| e.as_str().map(str::to_owned))
+            e.get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_owned)
+                .or_else(|| e.as_str().map(str::to_owned))
         })
         .unwrap_or_else(|| body.chars().take(300).collect());
     let advice = match status {
@@ -282,7 +301,9 @@ pub fn http_error_message(status: u16, body: &str) -> String {
         404 => "check the base URL path and the model name",
         408 | 504 => "the server or a gateway timed out; lower the load or raise its timeout",
         413 => "the prompt is too large for the server",
-        429 => "the server is rate limiting or its queue is full; lower concurrency or wait (Retry-After)",
+        429 => {
+            "the server is rate limiting or its queue is full; lower concurrency or wait (Retry-After)"
+        }
         500..=599 => "the server failed; see its logs",
         _ => "see the server's response",
     };

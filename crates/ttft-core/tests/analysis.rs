@@ -14,13 +14,25 @@ use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
 fn openers_english_and_chinese_chain_and_stop_at_meaning() {
     let o = Openers::default();
     let skip = |t: &str| t[..o.skip_len(t)].to_owned();
-    assert_eq!(skip("Sure, here's the summary:\n\nThe report says"), "Sure, here's the summary:\n\n");
-    assert_eq!(skip("Certainly! Here's the code:\nfn main"), "Certainly! Here's the code:\n");
+    assert_eq!(
+        skip("Sure, here's the summary:\n\nThe report says"),
+        "Sure, here's the summary:\n\n"
+    );
+    assert_eq!(
+        skip("Certainly! Here's the code:\nfn main"),
+        "Certainly! Here's the code:\n"
+    );
     assert_eq!(skip("Sure, the answer is 42."), "Sure, ");
     assert_eq!(skip("Surely not."), "", "word boundary");
     assert_eq!(skip("The answer is 42."), "");
-    assert_eq!(skip("好的，我来帮你总结一下：本文讨论"), "好的，我来帮你总结一下：");
-    assert_eq!(skip("当然可以！以下是代码：\nfn"), "当然可以！以下是代码：\n");
+    assert_eq!(
+        skip("好的，我来帮你总结一下：本文讨论"),
+        "好的，我来帮你总结一下："
+    );
+    assert_eq!(
+        skip("当然可以！以下是代码：\nfn"),
+        "当然可以！以下是代码：\n"
+    );
     let custom = Openers::from_lines("As an AI\n\n");
     assert_eq!(custom.patterns, vec!["As an AI"]);
     assert_eq!(custom.skip_len("Sure, x"), 0);
@@ -29,7 +41,11 @@ fn openers_english_and_chinese_chain_and_stop_at_meaning() {
 #[test]
 fn meaningful_first_token_time_and_opener_cost() {
     let mut r = RequestRecorder::new(0.0, None, None);
-    let c = |t: &str| format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{t}\"}}}}]}}\n\n");
+    let c = |t: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{t}\"}}}}]}}\n\n"
+        )
+    };
     r.on_read(100.0, c("好的，").as_bytes());
     r.on_read(160.0, c("我来帮你总结一下：").as_bytes());
     r.on_read(220.0, c("本文").as_bytes());
@@ -68,31 +84,63 @@ fn percentiles_use_linear_interpolation_type7() {
     assert!((percentile(&v, 99.0).unwrap() - 9.91).abs() < 1e-9);
     assert_eq!(percentile(&[], 50.0), None);
     let s = Summary::of(&[3.0, f64::NAN, 1.0, 2.0]).unwrap();
-    assert_eq!((s.count, s.min, s.max, s.mean, s.p50), (3, 1.0, 3.0, 2.0, 2.0));
+    assert_eq!(
+        (s.count, s.min, s.max, s.mean, s.p50),
+        (3, 1.0, 3.0, 2.0, 2.0)
+    );
 }
 
 #[test]
 fn histogram_cdf_fit_knee() {
     let h = histogram(&[0.0, 1.0, 2.0, 3.0, 10.0], 5);
-    assert_eq!(h.iter().map(|b| b.count).collect::<Vec<_>>(), vec![2, 2, 0, 0, 1]);
+    assert_eq!(
+        h.iter().map(|b| b.count).collect::<Vec<_>>(),
+        vec![2, 2, 0, 0, 1]
+    );
     let c = cdf(&[3.0, 1.0, 2.0, 4.0], 100);
     assert_eq!(c, vec![(1.0, 0.25), (2.0, 0.5), (3.0, 0.75), (4.0, 1.0)]);
     let fit = linear_fit(&[(100.0, 60.0), (1000.0, 150.0), (2000.0, 250.0)]).unwrap();
-    assert!((fit.slope - 0.1).abs() < 1e-9 && (fit.intercept - 50.0).abs() < 1e-9 && (fit.r2 - 1.0).abs() < 1e-9);
+    assert!(
+        (fit.slope - 0.1).abs() < 1e-9
+            && (fit.intercept - 50.0).abs() < 1e-9
+            && (fit.r2 - 1.0).abs() < 1e-9
+    );
     assert!(linear_fit(&[(1.0, 1.0), (1.0, 2.0)]).is_none());
-    assert_eq!(knee(&[(1.0, 40.0), (4.0, 45.0), (8.0, 70.0), (16.0, 120.0)], 1.5), Some(8.0));
+    assert_eq!(
+        knee(&[(1.0, 40.0), (4.0, 45.0), (8.0, 70.0), (16.0, 120.0)], 1.5),
+        Some(8.0)
+    );
     assert_eq!(knee(&[(1.0, 40.0), (4.0, 45.0)], 1.5), None);
 }
 
 #[test]
 fn roofline_matches_the_article() {
-    let at = |params: f64| RooflineInput { params_billion: params, precision: Precision::Fp16, kv_bytes_per_token: 0.0, context_tokens: 0.0, bandwidth_tb_s: 2.0 }.evaluate(Some(14.0));
+    let at = |params: f64| {
+        RooflineInput {
+            params_billion: params,
+            precision: Precision::Fp16,
+            kv_bytes_per_token: 0.0,
+            context_tokens: 0.0,
+            bandwidth_tb_s: 2.0,
+        }
+        .evaluate(Some(14.0))
+    };
     let r7 = at(7.0);
     assert!((r7.bound_ms - 7.0).abs() < 1e-9);
     assert!((r7.max_tokens_per_s - 142.857).abs() < 0.01);
     assert!((r7.efficiency.unwrap() - 0.5).abs() < 1e-9);
-    assert!((at(70.0).bound_ms - 70.0).abs() < 1.5, "≈ 71 ms with overheads; 70 ms bound");
-    let int4 = RooflineInput { params_billion: 7.0, precision: Precision::Int4, kv_bytes_per_token: 131072.0, context_tokens: 4096.0, bandwidth_tb_s: 1.0 }.evaluate(None);
+    assert!(
+        (at(70.0).bound_ms - 70.0).abs() < 1.5,
+        "≈ 71 ms with overheads; 70 ms bound"
+    );
+    let int4 = RooflineInput {
+        params_billion: 7.0,
+        precision: Precision::Int4,
+        kv_bytes_per_token: 131072.0,
+        context_tokens: 4096.0,
+        bandwidth_tb_s: 1.0,
+    }
+    .evaluate(None);
     assert!((int4.bound_ms - (3.5e9 + 131072.0 * 4096.0) / 1e12 * 1e3).abs() < 1e-9);
 }
 
@@ -102,8 +150,14 @@ fn synthetic(ttft: f64, itl: f64, n: usize, text: &str) -> RequestTimeline {
     r.on_headers(ttft * 0.5, 200, Some("text/event-stream"));
     r.on_read(ttft - 1.0, b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n");
     for i in 0..n {
-        let piece = if i == 0 { text.to_owned() } else { format!(" w{i}") };
-        let c = format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{piece}\"}}}}]}}\n\n");
+        let piece = if i == 0 {
+            text.to_owned()
+        } else {
+            format!(" w{i}")
+        };
+        let c = format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{piece}\"}}}}]}}\n\n"
+        );
         r.on_read(ttft + itl * i as f64, c.as_bytes());
     }
     let end = ttft + itl * (n as f64 - 1.0) + 1.0;
@@ -118,7 +172,11 @@ fn report_of(reqs: Vec<(String, Option<f64>, RequestTimeline)>) -> Report {
         title: "t".into(),
         created_unix_ms: 0.0,
         clock_resolution_ms: Some(0.005),
-        endpoint: EndpointInfo { base_url: "http://127.0.0.1:1".into(), model: "model-a".into(), dialect: None },
+        endpoint: EndpointInfo {
+            base_url: "http://127.0.0.1:1".into(),
+            model: "model-a".into(),
+            dialect: None,
+        },
         scenario: "chat".into(),
         settings: serde_json::json!({}),
         thresholds: Thresholds::default(),
@@ -144,8 +202,22 @@ fn report_of(reqs: Vec<(String, Option<f64>, RequestTimeline)>) -> Report {
 #[test]
 fn article_models_a_and_b_aggregate_and_diagnose() {
     // Model A: 0.8 s TTFT, 65 ms ITL; model B: 3.5 s, 40 ms. 100 tokens each.
-    let a = report_of((0..5).map(|_| ("a".into(), None, synthetic(800.0, 65.0, 100, "Sure, here's it:"))).collect());
-    let b = report_of((0..5).map(|_| ("b".into(), None, synthetic(3500.0, 40.0, 100, "It"))).collect());
+    let a = report_of(
+        (0..5)
+            .map(|_| {
+                (
+                    "a".into(),
+                    None,
+                    synthetic(800.0, 65.0, 100, "Sure, here's it:"),
+                )
+            })
+            .collect(),
+    );
+    let b = report_of(
+        (0..5)
+            .map(|_| ("b".into(), None, synthetic(3500.0, 40.0, 100, "It")))
+            .collect(),
+    );
     let (aa, ab) = (a.aggregates(), b.aggregates());
     assert!((aa.ttft.unwrap().p50 - 800.0).abs() < 1e-9);
     assert!((aa.itl.unwrap().p50 - 65.0).abs() < 1e-9);
@@ -165,7 +237,11 @@ fn concurrency_groups_knee_and_bandwidth_finding() {
     let mut reqs = Vec::new();
     for (level, itl) in [(1.0, 20.0), (4.0, 25.0), (16.0, 60.0), (32.0, 150.0)] {
         for _ in 0..3 {
-            reqs.push((format!("c={level}"), Some(level), synthetic(300.0, itl, 20, "x")));
+            reqs.push((
+                format!("c={level}"),
+                Some(level),
+                synthetic(300.0, itl, 20, "x"),
+            ));
         }
     }
     let r = report_of(reqs);
@@ -181,7 +257,12 @@ fn concurrency_groups_knee_and_bandwidth_finding() {
 #[test]
 fn errors_are_counted_by_kind_and_excluded_from_latency() {
     let mut r = report_of(vec![("g".into(), None, synthetic(100.0, 10.0, 5, "x"))]);
-    let failed = RequestRecorder::new(0.0, None, None).fail(30000.0, Outcome::Timeout { message: "30 s".into() });
+    let failed = RequestRecorder::new(0.0, None, None).fail(
+        30000.0,
+        Outcome::Timeout {
+            message: "30 s".into(),
+        },
+    );
     let mut rec = r.requests[0].clone();
     rec.outcome = failed.outcome.clone();
     rec.metrics = RequestMetrics::compute(&failed, &MetricsConfig::default());
@@ -194,7 +275,15 @@ fn errors_are_counted_by_kind_and_excluded_from_latency() {
 
 #[test]
 fn share_round_trip_size_and_bad_links() {
-    let reqs = (0..100).map(|i| ("c=1".to_owned(), Some(1.0), synthetic(800.0 + i as f64, 65.0, 60, "Sure, here's the answer:"))).collect();
+    let reqs = (0..100)
+        .map(|i| {
+            (
+                "c=1".to_owned(),
+                Some(1.0),
+                synthetic(800.0 + i as f64, 65.0, 60, "Sure, here's the answer:"),
+            )
+        })
+        .collect();
     let report = report_of(reqs);
     let full = share::encode(&report);
     assert_eq!(share::decode(&full).unwrap(), report);
@@ -202,32 +291,63 @@ fn share_round_trip_size_and_bad_links() {
     let link = share::encode(&compact);
     let back = share::decode(&format!("http://127.0.0.1:8080/#share={link}")).unwrap();
     assert_eq!(back, compact);
-    assert_eq!(back.aggregates(), report.aggregates(), "numbers survive compaction");
-    assert!(link.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.'));
-    println!("share link for a 100-request report: {} bytes (full: {} bytes)", link.len(), full.len());
+    assert_eq!(
+        back.aggregates(),
+        report.aggregates(),
+        "numbers survive compaction"
+    );
+    assert!(
+        link.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    );
+    println!(
+        "share link for a 100-request report: {} bytes (full: {} bytes)",
+        link.len(),
+        full.len()
+    );
     assert!(link.len() < full.len());
     assert_eq!(share::decode(""), Err(ShareError::Empty));
     assert_eq!(share::decode("x1.abc"), Err(ShareError::BadPrefix));
-    assert!(matches!(share::decode("r1.ab$c"), Err(ShareError::Base64(_))));
-    assert_eq!(share::decode(&link[..link.len() / 2]), Err(ShareError::Inflate));
+    assert!(matches!(
+        share::decode("r1.ab$c"),
+        Err(ShareError::Base64(_))
+    ));
+    assert_eq!(
+        share::decode(&link[..link.len() / 2]),
+        Err(ShareError::Inflate)
+    );
     let mut newer = serde_json::to_value(&report).unwrap();
     newer["version"] = serde_json::json!(99);
-    assert_eq!(share::report_from_json(newer.to_string().as_bytes()), Err(ShareError::Version(99)));
-    assert!(matches!(share::report_from_json(b"{\"version\":1}"), Err(ShareError::Json(_))));
+    assert_eq!(
+        share::report_from_json(newer.to_string().as_bytes()),
+        Err(ShareError::Version(99))
+    );
+    assert!(matches!(
+        share::report_from_json(b"{\"version\":1}"),
+        Err(ShareError::Json(_))
+    ));
     // A decompression bomb is refused.
     let bomb = miniz_oxide::deflate::compress_to_vec(&vec![b' '; 40 * 1024 * 1024], 9);
     use base64::Engine;
-    let bomb = format!("r1.{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bomb));
+    let bomb = format!(
+        "r1.{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bomb)
+    );
     assert_eq!(share::decode(&bomb), Err(ShareError::TooLarge));
 }
 
 #[test]
 fn requests_for_each_api_style_and_no_secrets() {
     use ttft_core::dialect::Dialect;
-    use ttft_core::request::{GenerationParams, auth_header, build_request, filler_text, normalise_base};
+    use ttft_core::request::{
+        GenerationParams, auth_header, build_request, filler_text, normalise_base,
+    };
     let p = GenerationParams {
         model: "m".into(),
-        messages: vec![("system".into(), "be brief".into()), ("user".into(), "hi".into())],
+        messages: vec![
+            ("system".into(), "be brief".into()),
+            ("user".into(), "hi".into()),
+        ],
         max_tokens: 32,
         temperature: Some(0.0),
         seed: Some(1),
@@ -251,13 +371,30 @@ fn requests_for_each_api_style_and_no_secrets() {
     assert_eq!(a.url, "https://api.anthropic.com/v1/messages");
     assert_eq!(b["system"], "be brief");
     assert_eq!(b["messages"].as_array().unwrap().len(), 1);
-    assert!(a.headers.iter().any(|(k, _)| k == "anthropic-dangerous-direct-browser-access"));
-    assert_eq!(build_request("http://o:11434", Some(Dialect::OllamaNative), &p).url, "http://o:11434/api/chat");
-    assert_eq!(build_request("http://t", Some(Dialect::TgiNative), &p).url, "http://t/generate_stream");
-    assert_eq!(build_request("http://x", Some(Dialect::OpenAiResponses), &p).url, "http://x/v1/responses");
+    assert!(
+        a.headers
+            .iter()
+            .any(|(k, _)| k == "anthropic-dangerous-direct-browser-access")
+    );
+    assert_eq!(
+        build_request("http://o:11434", Some(Dialect::OllamaNative), &p).url,
+        "http://o:11434/api/chat"
+    );
+    assert_eq!(
+        build_request("http://t", Some(Dialect::TgiNative), &p).url,
+        "http://t/generate_stream"
+    );
+    assert_eq!(
+        build_request("http://x", Some(Dialect::OpenAiResponses), &p).url,
+        "http://x/v1/responses"
+    );
     for d in Dialect::ALL {
         let r = build_request("http://x", Some(d), &p);
-        assert!(!r.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization") || k == "x-api-key"));
+        assert!(
+            !r.headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("authorization") || k == "x-api-key")
+        );
     }
     assert_eq!(auth_header(Some(Dialect::Anthropic), "k").0, "x-api-key");
     assert_eq!(auth_header(None, "k").1, "Bearer k");

@@ -25,12 +25,30 @@ fn metrics(tl: &RequestTimeline) -> RequestMetrics {
 }
 
 const VLLM: &[(f64, &str)] = &[
-    (100.0, "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"),
-    (140.0, "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"),
-    (180.0, "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"),
-    (220.0, "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" world\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"),
-    (260.0, "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"},\"logprobs\":null,\"finish_reason\":\"stop\",\"stop_reason\":null}]}\n\n"),
-    (261.0, "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"total_tokens\":19,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n"),
+    (
+        100.0,
+        "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+    ),
+    (
+        140.0,
+        "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+    ),
+    (
+        180.0,
+        "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+    ),
+    (
+        220.0,
+        "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" world\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+    ),
+    (
+        260.0,
+        "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"},\"logprobs\":null,\"finish_reason\":\"stop\",\"stop_reason\":null}]}\n\n",
+    ),
+    (
+        261.0,
+        "data: {\"id\":\"chatcmpl-95f7\",\"object\":\"chat.completion.chunk\",\"created\":1782114956,\"model\":\"M\",\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"total_tokens\":19,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n",
+    ),
 ];
 
 #[test]
@@ -40,13 +58,21 @@ fn vllm_role_chunk_with_empty_content_is_not_the_first_token() {
     let ev = events(&tl);
     assert_eq!(ev[0], &StreamEvent::Role);
     assert_eq!(ev[1], &StreamEvent::Content("Hello".into()));
-    assert_eq!(ev[2], &StreamEvent::Empty, "mid-stream empty content is not a token");
+    assert_eq!(
+        ev[2],
+        &StreamEvent::Empty,
+        "mid-stream empty content is not a token"
+    );
     let m = metrics(&tl);
     assert_eq!(tl.outcome, Outcome::Ok);
     assert_eq!(m.ttfb_ms, Some(1.0));
     assert_eq!(m.ttft_ms, Some(140.0));
     assert_eq!(m.ttft_kind, Some(TtftKind::Answer));
-    assert_eq!(m.itl_ms, vec![80.0, 40.0], "gaps between output arrivals; empty delta skipped");
+    assert_eq!(
+        m.itl_ms,
+        vec![80.0, 40.0],
+        "gaps between output arrivals; empty delta skipped"
+    );
     assert_eq!(m.output_tokens, 3);
     assert_eq!(m.token_source, TokenSource::FinalUsage);
     assert_eq!(m.prompt_tokens, Some(16));
@@ -60,8 +86,14 @@ fn vllm_role_chunk_with_empty_content_is_not_the_first_token() {
 fn vllm_error_then_done_is_a_stream_error_not_success() {
     let tl = record(
         &[
-            (10.0, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n"),
-            (20.0, "data: {\"error\": {\"message\": \"CUDA out of memory\", \"type\": \"InternalServerError\", \"param\": null, \"code\": 500}}\n\ndata: [DONE]\n\n"),
+            (
+                10.0,
+                "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n",
+            ),
+            (
+                20.0,
+                "data: {\"error\": {\"message\": \"CUDA out of memory\", \"type\": \"InternalServerError\", \"param\": null, \"code\": 500}}\n\ndata: [DONE]\n\n",
+            ),
         ],
         None,
     );
@@ -79,14 +111,26 @@ fn vllm_error_then_done_is_a_stream_error_not_success() {
 #[test]
 fn sglang_all_null_keys_stream_interval_and_error_usage_done() {
     let chunk = |content: &str, finish: &str| {
-        format!("data: {{\"id\":\"r\",\"object\":\"chat.completion.chunk\",\"created\":1718000000,\"model\":\"M\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":null,\"content\":{content},\"reasoning_content\":null,\"tool_calls\":null}},\"logprobs\":null,\"finish_reason\":{finish},\"matched_stop\":null}}],\"usage\":null}}\n\n")
+        format!(
+            "data: {{\"id\":\"r\",\"object\":\"chat.completion.chunk\",\"created\":1718000000,\"model\":\"M\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":null,\"content\":{content},\"reasoning_content\":null,\"tool_calls\":null}},\"logprobs\":null,\"finish_reason\":{finish},\"matched_stop\":null}}],\"usage\":null}}\n\n"
+        )
     };
     let role = "data: {\"id\":\"r\",\"object\":\"chat.completion.chunk\",\"created\":1718000000,\"model\":\"M\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"reasoning_content\":null,\"tool_calls\":null},\"logprobs\":null,\"finish_reason\":null,\"matched_stop\":null}],\"usage\":null}\n\n";
     let first = chunk("\"Hello\"", "null");
     let batch = chunk("\" there, how are you\"", "null");
     let fin = chunk("null", "\"stop\"");
     let usage = "data: {\"id\":\"r\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"total_tokens\":21,\"completion_tokens\":12}}\n\ndata: [DONE]\n\n";
-    let tl = record(&[(50.0, role), (50.0, &first), (90.0, &batch), (130.0, &batch), (131.0, &fin), (132.0, usage)], None);
+    let tl = record(
+        &[
+            (50.0, role),
+            (50.0, &first),
+            (90.0, &batch),
+            (130.0, &batch),
+            (131.0, &fin),
+            (132.0, usage),
+        ],
+        None,
+    );
     let m = metrics(&tl);
     assert_eq!(tl.outcome, Outcome::Ok);
     assert_eq!(m.ttft_ms, Some(50.0));
@@ -94,10 +138,26 @@ fn sglang_all_null_keys_stream_interval_and_error_usage_done() {
     assert_eq!(m.output_arrivals, 3);
     assert!(m.coalesced, "12 tokens in 3 arrivals must be flagged");
     // The finish delta `{}` variant of some releases:
-    let tl2 = record(&[(5.0, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")], None);
+    let tl2 = record(
+        &[(
+            5.0,
+            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+        )],
+        None,
+    );
     assert_eq!(events(&tl2)[0], &StreamEvent::Empty);
     // Error, then usage, then [DONE]
-    let tl3 = record(&[(5.0, &first), (6.0, "data: {\"error\": {\"message\": \"boom\", \"code\": 400}}\n\n"), (7.0, usage)], None);
+    let tl3 = record(
+        &[
+            (5.0, &first),
+            (
+                6.0,
+                "data: {\"error\": {\"message\": \"boom\", \"code\": 400}}\n\n",
+            ),
+            (7.0, usage),
+        ],
+        None,
+    );
     assert_eq!(tl3.outcome.kind(), "stream_error");
 }
 
@@ -107,10 +167,17 @@ fn trtllm_role_without_content_and_trailing_space_and_abort_without_done() {
     let tok = "data: {\"id\":\"chatcmpl-7\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\",\"reasoning_content\":\"\"}}]}\n\n";
     let fin = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\",\"reasoning_content\":\"\"},\"finish_reason\":\"stop\"}]}\n\n";
     let usage = "data: {\"id\":\"chatcmpl-7\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"total_tokens\":10,\"completion_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\ndata: [DONE]\n\n";
-    let tl = record(&[(30.0, role), (30.0, tok), (31.0, fin), (32.0, usage)], None);
+    let tl = record(
+        &[(30.0, role), (30.0, tok), (31.0, fin), (32.0, usage)],
+        None,
+    );
     let ev = events(&tl);
     assert_eq!(ev[0], &StreamEvent::Role);
-    assert_eq!(ev[1], &StreamEvent::Content("Hello".into()), "empty reasoning_content is ignored");
+    assert_eq!(
+        ev[1],
+        &StreamEvent::Content("Hello".into()),
+        "empty reasoning_content is ignored"
+    );
     assert_eq!(metrics(&tl).ttft_kind, Some(TtftKind::Answer));
     assert_eq!(tl.outcome, Outcome::Ok);
     // Mid-stream failure: the connection just ends.
@@ -126,15 +193,44 @@ fn llamacpp_role_null_progress_timings_and_error_without_done() {
     let tok = "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\"Hello\"}}],\"created\":1750000000,\"id\":\"chatcmpl-Ab12\",\"model\":\"M\",\"object\":\"chat.completion.chunk\"}\n\n";
     let fin = "data: {\"choices\":[{\"finish_reason\":\"stop\",\"index\":0,\"delta\":{}}],\"object\":\"chat.completion.chunk\"}\n\n";
     let last = "data: {\"choices\":[],\"object\":\"chat.completion.chunk\",\"usage\":{\"completion_tokens\":12,\"prompt_tokens\":9,\"total_tokens\":21},\"timings\":{\"cache_n\":0,\"prompt_n\":9,\"prompt_ms\":10.5,\"prompt_per_token_ms\":1.17,\"prompt_per_second\":857.1,\"predicted_n\":12,\"predicted_ms\":130.2,\"predicted_per_token_ms\":10.85,\"predicted_per_second\":92.2}}\n\ndata: [DONE]\n\n";
-    let tl = record(&[(20.0, progress), (25.0, role), (25.0, tok), (40.0, tok), (41.0, fin), (41.0, last)], None);
-    assert!(matches!(events(&tl)[0], StreamEvent::Progress { total: 9, processed: 9 }));
+    let tl = record(
+        &[
+            (20.0, progress),
+            (25.0, role),
+            (25.0, tok),
+            (40.0, tok),
+            (41.0, fin),
+            (41.0, last),
+        ],
+        None,
+    );
+    assert!(matches!(
+        events(&tl)[0],
+        StreamEvent::Progress {
+            total: 9,
+            processed: 9
+        }
+    ));
     let m = metrics(&tl);
-    assert_eq!(m.ttft_ms, Some(25.0), "progress and role chunks are not tokens");
+    assert_eq!(
+        m.ttft_ms,
+        Some(25.0),
+        "progress and role chunks are not tokens"
+    );
     let t = m.server_timings.expect("timings");
     assert_eq!(t.predicted_per_token_ms, Some(10.85));
     assert_eq!(t.prompt_ms, Some(10.5));
     assert_eq!(m.output_tokens, 12);
-    let err = record(&[(25.0, tok), (30.0, "data: {\"error\":{\"code\":500,\"message\":\"slot failed\",\"type\":\"server_error\"}}\n\n")], None);
+    let err = record(
+        &[
+            (25.0, tok),
+            (
+                30.0,
+                "data: {\"error\":{\"code\":500,\"message\":\"slot failed\",\"type\":\"server_error\"}}\n\n",
+            ),
+        ],
+        None,
+    );
     match err.outcome {
         Outcome::StreamError { message } => assert!(message.contains("slot failed")),
         o => panic!("{o:?}"),
@@ -145,9 +241,23 @@ fn llamacpp_role_null_progress_timings_and_error_without_done() {
 fn ollama_openai_compat_has_no_role_chunk_and_tool_calls_arrive_whole() {
     let first = "data: {\"id\":\"chatcmpl-123\",\"object\":\"chat.completion.chunk\",\"created\":1750000000,\"model\":\"llama3.2\",\"system_fingerprint\":\"fp_ollama\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"The\"},\"finish_reason\":null}]}\n\n";
     let tool = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"call_1\",\"index\":0,\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]},\"finish_reason\":null}]}\n\n";
-    let tl = record(&[(70.0, first), (90.0, tool), (91.0, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n")], None);
+    let tl = record(
+        &[
+            (70.0, first),
+            (90.0, tool),
+            (
+                91.0,
+                "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+            ),
+        ],
+        None,
+    );
     let m = metrics(&tl);
-    assert_eq!(m.ttft_ms, Some(70.0), "role together with content is the first token");
+    assert_eq!(
+        m.ttft_ms,
+        Some(70.0),
+        "role together with content is the first token"
+    );
     assert_eq!(m.tool_calls.len(), 1);
     assert_eq!(m.tool_calls[0].name.as_deref(), Some("get_weather"));
     assert_eq!(m.tool_calls[0].valid_at_ms, Some(90.0));
@@ -175,8 +285,21 @@ fn ollama_native_ndjson_with_durations_and_error_line() {
 
 #[test]
 fn tgi_messages_api_role_on_every_chunk_keepalive_and_error() {
-    let c = |content: &str, fin: &str| format!("data: {{\"object\":\"chat.completion.chunk\",\"id\":\"\",\"created\":1706270978,\"model\":\"M\",\"system_fingerprint\":\"3.x-native\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"{content}\"}},\"logprobs\":null,\"finish_reason\":{fin}}}],\"usage\":null}}\n\n");
-    let tl = record(&[(60.0, &c("Deep", "null")), (70.0, ":\n\n"), (80.0, &c(" learning", "null")), (90.0, &c("", "\"stop\"")), (91.0, "data: [DONE]\n\n")], None);
+    let c = |content: &str, fin: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"id\":\"\",\"created\":1706270978,\"model\":\"M\",\"system_fingerprint\":\"3.x-native\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"{content}\"}},\"logprobs\":null,\"finish_reason\":{fin}}}],\"usage\":null}}\n\n"
+        )
+    };
+    let tl = record(
+        &[
+            (60.0, &c("Deep", "null")),
+            (70.0, ":\n\n"),
+            (80.0, &c(" learning", "null")),
+            (90.0, &c("", "\"stop\"")),
+            (91.0, "data: [DONE]\n\n"),
+        ],
+        None,
+    );
     let m = metrics(&tl);
     assert_eq!(m.ttft_ms, Some(60.0));
     assert_eq!(m.itl_ms, vec![20.0]);
@@ -184,10 +307,30 @@ fn tgi_messages_api_role_on_every_chunk_keepalive_and_error() {
     assert_eq!(m.token_source, TokenSource::Estimate);
     assert!(!m.coalesced);
     // Without usage, long chunks are the witness of coalescing.
-    let long = c("Deep learning models stream several tokens per chunk here", "null");
-    let tl = record(&[(60.0, &long), (80.0, &long), (90.0, &c("", "\"stop\"")), (91.0, "data: [DONE]\n\n")], None);
+    let long = c(
+        "Deep learning models stream several tokens per chunk here",
+        "null",
+    );
+    let tl = record(
+        &[
+            (60.0, &long),
+            (80.0, &long),
+            (90.0, &c("", "\"stop\"")),
+            (91.0, "data: [DONE]\n\n"),
+        ],
+        None,
+    );
     assert!(metrics(&tl).coalesced);
-    let tl = record(&[(60.0, &c("Deep", "null")), (70.0, "data: {\"error\":{\"message\":\"Input validation error\",\"http_status_code\":422}}\n\ndata: [DONE]\n\n")], None);
+    let tl = record(
+        &[
+            (60.0, &c("Deep", "null")),
+            (
+                70.0,
+                "data: {\"error\":{\"message\":\"Input validation error\",\"http_status_code\":422}}\n\ndata: [DONE]\n\n",
+            ),
+        ],
+        None,
+    );
     assert_eq!(tl.outcome.kind(), "stream_error");
 }
 
@@ -195,8 +338,14 @@ fn tgi_messages_api_role_on_every_chunk_keepalive_and_error() {
 fn tgi_native_generate_stream() {
     let tl = record(
         &[
-            (10.0, "data:{\"index\":1,\"token\":{\"id\":1,\"text\":\"Deep\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n"),
-            (20.0, "data:{\"index\":2,\"token\":{\"id\":2,\"text\":\"</s>\",\"logprob\":-0.1,\"special\":true},\"generated_text\":\"Deep\",\"details\":{\"finish_reason\":\"eos_token\",\"generated_tokens\":2}}\n\n"),
+            (
+                10.0,
+                "data:{\"index\":1,\"token\":{\"id\":1,\"text\":\"Deep\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n",
+            ),
+            (
+                20.0,
+                "data:{\"index\":2,\"token\":{\"id\":2,\"text\":\"</s>\",\"logprob\":-0.1,\"special\":true},\"generated_text\":\"Deep\",\"details\":{\"finish_reason\":\"eos_token\",\"generated_tokens\":2}}\n\n",
+            ),
         ],
         None,
     );
@@ -213,7 +362,10 @@ fn azure_leading_empty_choices_chunk_and_openai_refusal_and_hidden_reasoning() {
     let refusal = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I can't help with that.\"},\"finish_reason\":null}],\"usage\":null}\n\n";
     let fin = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n";
     let usage = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":300,\"total_tokens\":305,\"completion_tokens_details\":{\"reasoning_tokens\":290}}}\n\ndata: [DONE]\n\n";
-    let tl = record(&[(5.0, lead), (900.0, refusal), (901.0, fin), (902.0, usage)], None);
+    let tl = record(
+        &[(5.0, lead), (900.0, refusal), (901.0, fin), (902.0, usage)],
+        None,
+    );
     assert_eq!(tl.dialect, Some(Dialect::OpenAiChat));
     let m = metrics(&tl);
     assert_eq!(m.ttft_kind, Some(TtftKind::Refusal));
@@ -223,14 +375,35 @@ fn azure_leading_empty_choices_chunk_and_openai_refusal_and_hidden_reasoning() {
 
 #[test]
 fn vllm_tool_call_only_turn_times_first_fragment_and_valid_arguments() {
-    let frag = |f: &str| format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{f}]}},\"finish_reason\":null}}]}}\n\n");
+    let frag = |f: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{f}]}},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
     let tl = record(
         &[
-            (10.0, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"),
-            (50.0, &frag("{\"index\":0,\"type\":\"function\",\"id\":\"chatcmpl-tool-1\",\"function\":{\"name\":\"get_weather\"}}")),
-            (60.0, &frag("{\"index\":0,\"function\":{\"arguments\":\"{\\\"city\\\": \\\"\"}}")),
-            (70.0, &frag("{\"index\":0,\"function\":{\"arguments\":\"Paris\\\"}\"}}")),
-            (80.0, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"),
+            (
+                10.0,
+                "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+            ),
+            (
+                50.0,
+                &frag(
+                    "{\"index\":0,\"type\":\"function\",\"id\":\"chatcmpl-tool-1\",\"function\":{\"name\":\"get_weather\"}}",
+                ),
+            ),
+            (
+                60.0,
+                &frag("{\"index\":0,\"function\":{\"arguments\":\"{\\\"city\\\": \\\"\"}}"),
+            ),
+            (
+                70.0,
+                &frag("{\"index\":0,\"function\":{\"arguments\":\"Paris\\\"}\"}}"),
+            ),
+            (
+                80.0,
+                "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+            ),
         ],
         None,
     );
@@ -243,8 +416,20 @@ fn vllm_tool_call_only_turn_times_first_fragment_and_valid_arguments() {
 
 #[test]
 fn reasoning_fields_both_names_and_first_answer_separately() {
-    let r = |k: &str, v: &str| format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"{k}\":\"{v}\"}}}}]}}\n\n");
-    let tl = record(&[(10.0, &r("reasoning_content", "Think")), (20.0, &r("reasoning", "ing")), (30.0, &r("content", "Answer")), (31.0, "data: [DONE]\n\n")], None);
+    let r = |k: &str, v: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"{k}\":\"{v}\"}}}}]}}\n\n"
+        )
+    };
+    let tl = record(
+        &[
+            (10.0, &r("reasoning_content", "Think")),
+            (20.0, &r("reasoning", "ing")),
+            (30.0, &r("content", "Answer")),
+            (31.0, "data: [DONE]\n\n"),
+        ],
+        None,
+    );
     let m = metrics(&tl);
     assert_eq!(m.ttft_kind, Some(TtftKind::Reasoning));
     assert_eq!(m.first_reasoning_ms, Some(10.0));
@@ -254,8 +439,24 @@ fn reasoning_fields_both_names_and_first_answer_separately() {
 
 #[test]
 fn continuous_usage_gives_exact_tokens_per_arrival() {
-    let c = |text: &str, n: u64| format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}}}],\"usage\":{{\"prompt_tokens\":4,\"completion_tokens\":{n},\"total_tokens\":{}}}}}\n\n", n + 4);
-    let tl = record(&[(10.0, &c("a", 1)), (40.0, &c("bcd", 4)), (50.0, &c("e", 5)), (51.0, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")], None);
+    let c = |text: &str, n: u64| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}}}],\"usage\":{{\"prompt_tokens\":4,\"completion_tokens\":{n},\"total_tokens\":{}}}}}\n\n",
+            n + 4
+        )
+    };
+    let tl = record(
+        &[
+            (10.0, &c("a", 1)),
+            (40.0, &c("bcd", 4)),
+            (50.0, &c("e", 5)),
+            (
+                51.0,
+                "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n",
+            ),
+        ],
+        None,
+    );
     let m = metrics(&tl);
     assert_eq!(m.token_source, TokenSource::ContinuousUsage);
     assert_eq!(m.output_tokens, 5);
@@ -266,15 +467,39 @@ fn continuous_usage_gives_exact_tokens_per_arrival() {
 
 #[test]
 fn openai_completions_and_responses_api() {
-    let tl = record(&[(10.0, "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"Once\",\"finish_reason\":null}]}\n\n"), (20.0, "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" upon\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")], None);
+    let tl = record(
+        &[
+            (
+                10.0,
+                "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"Once\",\"finish_reason\":null}]}\n\n",
+            ),
+            (
+                20.0,
+                "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" upon\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n",
+            ),
+        ],
+        None,
+    );
     assert_eq!(tl.dialect, Some(Dialect::OpenAiCompletions));
     assert_eq!(metrics(&tl).text, "Once upon");
     let tl = record(
         &[
-            (5.0, "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\"}}\n\n"),
-            (8.0, "event: response.reasoning_summary_text.delta\ndata: {\"type\":\"response.reasoning_summary_text.delta\",\"sequence_number\":1,\"delta\":\"Plan\"}\n\n"),
-            (12.0, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,\"delta\":\"Hi\"}\n\n"),
-            (15.0, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":3,\"response\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":7,\"output_tokens_details\":{\"reasoning_tokens\":5}}}}\n\n"),
+            (
+                5.0,
+                "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\"}}\n\n",
+            ),
+            (
+                8.0,
+                "event: response.reasoning_summary_text.delta\ndata: {\"type\":\"response.reasoning_summary_text.delta\",\"sequence_number\":1,\"delta\":\"Plan\"}\n\n",
+            ),
+            (
+                12.0,
+                "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,\"delta\":\"Hi\"}\n\n",
+            ),
+            (
+                15.0,
+                "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":3,\"response\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":7,\"output_tokens_details\":{\"reasoning_tokens\":5}}}}\n\n",
+            ),
         ],
         None,
     );
@@ -285,7 +510,13 @@ fn openai_completions_and_responses_api() {
     assert_eq!(m.output_tokens, 7);
     assert_eq!(m.reasoning_tokens, Some(5));
     assert_eq!(tl.outcome, Outcome::Ok);
-    let tl = record(&[(5.0, "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"server_error\",\"message\":\"overloaded\"}}}\n\n")], None);
+    let tl = record(
+        &[(
+            5.0,
+            "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"server_error\",\"message\":\"overloaded\"}}}\n\n",
+        )],
+        None,
+    );
     assert_eq!(tl.outcome.kind(), "stream_error");
 }
 
@@ -294,14 +525,56 @@ fn anthropic_messages_with_ping_thinking_tool_use_and_error_event() {
     let s = |ev: &str, data: &str| format!("event: {ev}\ndata: {data}\n\n");
     let tl = record(
         &[
-            (100.0, &s("message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude\",\"stop_reason\":null,\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}")),
-            (100.0, &s("content_block_start", "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}")),
+            (
+                100.0,
+                &s(
+                    "message_start",
+                    "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude\",\"stop_reason\":null,\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}",
+                ),
+            ),
+            (
+                100.0,
+                &s(
+                    "content_block_start",
+                    "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}",
+                ),
+            ),
             (110.0, &s("ping", "{\"type\": \"ping\"}")),
-            (150.0, &s("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"Let me see\"}}")),
-            (200.0, &s("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}")),
-            (210.0, &s("content_block_start", "{\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":{}}}")),
-            (220.0, &s("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}}")),
-            (230.0, &s("message_delta", "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":15}}")),
+            (
+                150.0,
+                &s(
+                    "content_block_delta",
+                    "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"Let me see\"}}",
+                ),
+            ),
+            (
+                200.0,
+                &s(
+                    "content_block_delta",
+                    "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}",
+                ),
+            ),
+            (
+                210.0,
+                &s(
+                    "content_block_start",
+                    "{\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":{}}}",
+                ),
+            ),
+            (
+                220.0,
+                &s(
+                    "content_block_delta",
+                    "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}}",
+                ),
+            ),
+            (
+                230.0,
+                &s(
+                    "message_delta",
+                    "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":15}}",
+                ),
+            ),
             (231.0, &s("message_stop", "{\"type\":\"message_stop\"}")),
         ],
         None,
@@ -315,9 +588,20 @@ fn anthropic_messages_with_ping_thinking_tool_use_and_error_event() {
     assert_eq!(m.output_tokens, 15);
     assert_eq!(m.prompt_tokens, Some(25));
     assert_eq!(m.tool_calls[0].valid_at_ms, Some(220.0));
-    let tl = record(&[(5.0, &s("error", "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"))], None);
+    let tl = record(
+        &[(
+            5.0,
+            &s(
+                "error",
+                "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+            ),
+        )],
+        None,
+    );
     match tl.outcome {
-        Outcome::StreamError { message } => assert!(message.contains("overloaded_error") && message.contains("Overloaded")),
+        Outcome::StreamError { message } => {
+            assert!(message.contains("overloaded_error") && message.contains("Overloaded"))
+        }
         o => panic!("{o:?}"),
     }
 }
@@ -341,7 +625,11 @@ fn garbage_data_is_a_stream_error_with_the_text() {
 #[test]
 fn http_error_body_message_and_advice() {
     let r = RequestRecorder::new(0.0, None, None);
-    let tl = r.http_error(12.0, 429, "{\"error\":{\"message\":\"queue full\",\"type\":\"rate_limit\"}}");
+    let tl = r.http_error(
+        12.0,
+        429,
+        "{\"error\":{\"message\":\"queue full\",\"type\":\"rate_limit\"}}",
+    );
     match tl.outcome {
         Outcome::HttpError { status, message } => {
             assert_eq!(status, 429);
@@ -364,6 +652,12 @@ fn events_of_one_read_share_its_arrival_time() {
 
 #[test]
 fn chosen_dialect_is_used_without_detection() {
-    let tl = record(&[(1.0, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n")], Some(Dialect::OpenAiChat));
+    let tl = record(
+        &[(
+            1.0,
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n",
+        )],
+        Some(Dialect::OpenAiChat),
+    );
     assert_eq!(tl.dialect, Some(Dialect::OpenAiChat));
 }

@@ -9,7 +9,10 @@ use ttft_core::share;
 use ttft_core::timeline::RequestRecorder;
 
 fn cases() -> u32 {
-    std::env::var("TTFT_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000)
+    std::env::var("TTFT_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000)
 }
 
 /// Bytes that look like streams often enough to reach deep code paths.

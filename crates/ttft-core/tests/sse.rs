@@ -46,7 +46,9 @@ fn bom_is_stripped_only_at_stream_start_even_when_split() {
 #[test]
 fn comments_multiline_data_event_id_retry() {
     let mut p = SseParser::new();
-    let evs = p.feed(b": keep-alive\n\nevent: delta\nid: 7\nretry: 1500\ndata: line1\ndata:line2\ndata\n\n");
+    let evs = p.feed(
+        b": keep-alive\n\nevent: delta\nid: 7\nretry: 1500\ndata: line1\ndata:line2\ndata\n\n",
+    );
     assert_eq!(p.comments(), 1);
     assert_eq!(evs.len(), 1);
     assert_eq!(evs[0].event, "delta");
@@ -106,8 +108,14 @@ fn frame_decoder_sniffs_ndjson_and_sse() {
     let evs = d.feed(b"data: {\"x\":1}\n\n");
     assert_eq!(d.framing(), Some(Framing::Sse));
     assert_eq!(evs[0].data, "{\"x\":1}");
-    assert_eq!(Framing::from_content_type("text/event-stream; charset=utf-8"), Some(Framing::Sse));
-    assert_eq!(Framing::from_content_type("application/x-ndjson"), Some(Framing::Ndjson));
+    assert_eq!(
+        Framing::from_content_type("text/event-stream; charset=utf-8"),
+        Some(Framing::Sse)
+    );
+    assert_eq!(
+        Framing::from_content_type("application/x-ndjson"),
+        Some(Framing::Ndjson)
+    );
 }
 
 fn stream_strategy() -> impl Strategy<Value = Vec<u8>> {
@@ -122,7 +130,11 @@ fn stream_strategy() -> impl Strategy<Value = Vec<u8>> {
     ];
     let eol = prop_oneof![Just("\n"), Just("\r\n"), Just("\r")];
     (proptest::collection::vec((line, eol), 0..20), any::<bool>()).prop_map(|(lines, bom)| {
-        let mut s = if bom { "\u{feff}".to_owned() } else { String::new() };
+        let mut s = if bom {
+            "\u{feff}".to_owned()
+        } else {
+            String::new()
+        };
         for (l, e) in lines {
             s.push_str(&l);
             s.push_str(e);

@@ -27,14 +27,28 @@ pub struct Studio {
 
 /// Starts the server with the built app.
 pub async fn start_studio() -> Result<Studio> {
-    let dist = std::env::var_os("TTFT_DIST").map(PathBuf::from).unwrap_or_else(|| root().join("dist"));
+    let dist = std::env::var_os("TTFT_DIST")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("dist"));
     if !dist.join("index.html").exists() {
-        bail!("{} has no built app: run `cargo xtask test` (it builds with trunk first)", dist.display());
+        bail!(
+            "{} has no built app: run `cargo xtask test` (it builds with trunk first)",
+            dist.display()
+        );
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let port = listener.local_addr()?.port();
-    tokio::spawn(ttft_server::serve(listener, ttft_server::Config { dist: Some(dist), seed: 1 }));
-    Ok(Studio { url: format!("http://127.0.0.1:{port}"), port })
+    tokio::spawn(ttft_server::serve(
+        listener,
+        ttft_server::Config {
+            dist: Some(dist),
+            seed: 1,
+        },
+    ));
+    Ok(Studio {
+        url: format!("http://127.0.0.1:{port}"),
+        port,
+    })
 }
 
 /// chromedriver, killed on drop.
@@ -52,7 +66,9 @@ impl Drop for Driver {
 }
 
 fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 /// Starts chromedriver (`CHROMEDRIVER` or `/usr/bin/chromedriver`).
@@ -66,7 +82,10 @@ pub async fn start_driver() -> Result<Driver> {
         .spawn()
         .with_context(|| format!("cannot start {bin}: install it (apt-get install chromium-driver) or run `cargo xtask test`"))?;
     for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             return Ok(Driver { child, port });
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -76,7 +95,11 @@ pub async fn start_driver() -> Result<Driver> {
 
 /// A fresh headless Chromium profile.
 pub async fn browser(driver: &Driver) -> Result<Client> {
-    let profile = std::env::temp_dir().join(format!("ttft-e2e-profile-{}-{}", std::process::id(), free_port()?));
+    let profile = std::env::temp_dir().join(format!(
+        "ttft-e2e-profile-{}-{}",
+        std::process::id(),
+        free_port()?
+    ));
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -89,12 +112,18 @@ pub async fn browser(driver: &Driver) -> Result<Client> {
         }),
     );
     let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-    Ok(ClientBuilder::new(connector).capabilities(caps).connect(&format!("http://127.0.0.1:{}", driver.port)).await?)
+    Ok(ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await?)
 }
 
 /// Sets an input's value and fires `change` (as a user typing and leaving the field).
 pub async fn set_field(c: &Client, testid: &str, value: &str) -> Result<()> {
-    let el = c.find(Locator::Css(&format!("[data-testid={testid}]"))).await.with_context(|| format!("no field {testid}"))?;
+    let el = c
+        .find(Locator::Css(&format!("[data-testid={testid}]")))
+        .await
+        .with_context(|| format!("no field {testid}"))?;
     c.execute(
         "const el = arguments[0]; el.value = arguments[1]; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true}));",
         vec![serde_json::to_value(&el)?, serde_json::json!(value)],
@@ -104,17 +133,24 @@ pub async fn set_field(c: &Client, testid: &str, value: &str) -> Result<()> {
 }
 
 /// Waits until `testid`'s text satisfies `ok`, returning it.
-pub async fn wait_text(c: &Client, testid: &str, secs: u64, ok: impl Fn(&str) -> bool) -> Result<String> {
+pub async fn wait_text(
+    c: &Client,
+    testid: &str,
+    secs: u64,
+    ok: impl Fn(&str) -> bool,
+) -> Result<String> {
     let deadline = std::time::Instant::now() + Duration::from_secs(secs);
     let mut last = String::new();
     while std::time::Instant::now() < deadline {
-        if let Ok(el) = c.find(Locator::Css(&format!("[data-testid={testid}]"))).await {
-            if let Ok(t) = el.text().await {
-                if ok(&t) {
-                    return Ok(t);
-                }
-                last = t;
+        if let Ok(el) = c
+            .find(Locator::Css(&format!("[data-testid={testid}]")))
+            .await
+            && let Ok(t) = el.text().await
+        {
+            if ok(&t) {
+                return Ok(t);
             }
+            last = t;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -123,13 +159,19 @@ pub async fn wait_text(c: &Client, testid: &str, secs: u64, ok: impl Fn(&str) ->
 
 /// Clicks `testid`.
 pub async fn click(c: &Client, testid: &str) -> Result<()> {
-    c.find(Locator::Css(&format!("[data-testid={testid}]"))).await.with_context(|| format!("no {testid}"))?.click().await?;
+    c.find(Locator::Css(&format!("[data-testid={testid}]")))
+        .await
+        .with_context(|| format!("no {testid}"))?
+        .click()
+        .await?;
     Ok(())
 }
 
 /// The saved runs, as the app stored them.
 pub async fn saved_runs(c: &Client) -> Result<Vec<ttft_core::report::Report>> {
-    let v = c.execute("return localStorage.getItem('ttft-studio.runs')", vec![]).await?;
+    let v = c
+        .execute("return localStorage.getItem('ttft-studio.runs')", vec![])
+        .await?;
     let text = v.as_str().context("no saved runs")?;
     Ok(serde_json::from_str(text)?)
 }
@@ -137,7 +179,10 @@ pub async fn saved_runs(c: &Client) -> Result<Vec<ttft_core::report::Report>> {
 /// A plain HTTP GET on loopback, returning the body.
 pub async fn http_get(port: u16, path: &str) -> Result<String> {
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-    s.write_all(format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n").as_bytes()).await?;
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n").as_bytes(),
+    )
+    .await?;
     let mut buf = Vec::new();
     s.read_to_end(&mut buf).await?;
     let text = String::from_utf8_lossy(&buf).to_string();
@@ -146,7 +191,10 @@ pub async fn http_get(port: u16, path: &str) -> Result<String> {
         bail!("GET {path}: {}", head.lines().next().unwrap_or(""));
     }
     // De-chunk if needed.
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         let mut out = String::new();
         let mut rest = body;
         while let Some((size, tail)) = rest.split_once("\r\n") {
@@ -164,5 +212,7 @@ pub async fn http_get(port: u16, path: &str) -> Result<String> {
 
 /// Waits until the run started from the UI has finished and been saved.
 pub async fn wait_run_complete(c: &Client, secs: u64) -> Result<()> {
-    wait_text(c, "run-status", secs, |t| t == "complete").await.map(|_| ())
+    wait_text(c, "run-status", secs, |t| t == "complete")
+        .await
+        .map(|_| ())
 }

@@ -17,7 +17,10 @@ async fn chat_run_from_the_ui_shows_ttft_and_clock() -> anyhow::Result<()> {
     c.goto(&studio.url).await?;
     let clock = wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
     assert!(clock.contains("cross-origin isolated"), "{clock}");
-    assert!(clock.contains("5 µs"), "COOP/COEP give 5 µs resolution: {clock}");
+    assert!(
+        clock.contains("5 µs"),
+        "COOP/COEP give 5 µs resolution: {clock}"
+    );
     wait_text(&c, "connection-result", 10, |t| t.contains("connected")).await?;
     set_field(&c, "model", "sim-fast").await?;
     set_field(&c, "requests", "4").await?;
@@ -25,10 +28,18 @@ async fn chat_run_from_the_ui_shows_ttft_and_clock() -> anyhow::Result<()> {
     set_field(&c, "max-tokens", "24").await?;
     click(&c, "start-run").await?;
     wait_run_complete(&c, 60).await?;
-    let ttft = wait_text(&c, "ttft-p50", 5, |t| t.ends_with("ms") || t.ends_with(" s")).await?;
+    let ttft = wait_text(&c, "ttft-p50", 5, |t| {
+        t.ends_with("ms") || t.ends_with(" s")
+    })
+    .await?;
     let value: f64 = ttft.trim_end_matches(" ms").parse().unwrap_or(f64::NAN);
-    assert!(value > 20.0 && value < 2000.0, "sim-fast TTFT ≈ 60 ms: {ttft}");
-    let rows = c.find_all(Locator::Css("[data-testid=requests] tbody tr")).await?;
+    assert!(
+        value > 20.0 && value < 2000.0,
+        "sim-fast TTFT ≈ 60 ms: {ttft}"
+    );
+    let rows = c
+        .find_all(Locator::Css("[data-testid=requests] tbody tr"))
+        .await?;
     assert_eq!(rows.len(), 5, "1 warm-up + 4 measured requests");
     let shot = c.screenshot().await?;
     std::fs::create_dir_all(root().join("docs"))?;
@@ -67,9 +78,18 @@ async fn studio_agrees_with_ground_truth() -> anyhow::Result<()> {
     let mut offsets = Vec::new();
     for r in &report.requests {
         assert!(r.outcome.is_ok(), "{:?}", r.outcome);
-        let id = r.server_request_id.as_ref().expect("x-request-id is exposed to the page");
-        let truth: serde_json::Value = serde_json::from_str(&http_get(studio.port, &format!("/v1/ground-truth/{id}")).await?)?;
-        let written: Vec<f64> = truth["chunks"].as_array().unwrap().iter().map(|c| c["written_ms"].as_f64().unwrap()).collect();
+        let id = r
+            .server_request_id
+            .as_ref()
+            .expect("x-request-id is exposed to the page");
+        let truth: serde_json::Value =
+            serde_json::from_str(&http_get(studio.port, &format!("/v1/ground-truth/{id}")).await?)?;
+        let written: Vec<f64> = truth["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["written_ms"].as_f64().unwrap())
+            .collect();
         assert_eq!(written.len(), 40);
         assert_eq!(r.metrics.output_tokens, 40);
         let server_gaps: Vec<f64> = written.windows(2).map(|w| w[1] - w[0]).collect();
@@ -83,7 +103,10 @@ async fn studio_agrees_with_ground_truth() -> anyhow::Result<()> {
     }
     let g = Summary::of(&gap_errors).expect("some requests compared gap by gap");
     let o = Summary::of(&offsets).unwrap();
-    println!("ITL error vs ground truth: n={} p50={:.3} p95={:.3} max={:.3} ms; TTFT offset p50={:.2} max={:.2} ms", g.count, g.p50, g.p95, g.max, o.p50, o.max);
+    println!(
+        "ITL error vs ground truth: n={} p50={:.3} p95={:.3} max={:.3} ms; TTFT offset p50={:.2} max={:.2} ms",
+        g.count, g.p50, g.p95, g.max, o.p50, o.max
+    );
     assert!(g.p50 <= 1.0, "P50 per-gap error {:.3} ms", g.p50);
     assert!(g.p95 <= 8.0, "P95 per-gap error {:.3} ms", g.p95);
     assert!(o.min >= 0.0 && o.max <= 50.0, "TTFT offset {:?}", o);
@@ -100,14 +123,19 @@ async fn concurrency_sweep_completes() -> anyhow::Result<()> {
     let c = browser(&driver).await?;
     c.goto(&studio.url).await?;
     wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
-    c.find(Locator::Css("[data-testid=scenario-kind]")).await?.select_by_value("concurrency_sweep").await?;
+    c.find(Locator::Css("[data-testid=scenario-kind]"))
+        .await?
+        .select_by_value("concurrency_sweep")
+        .await?;
     set_field(&c, "levels", "1, 2, 4").await?;
     set_field(&c, "requests", "4").await?;
     set_field(&c, "max-tokens", "16").await?;
     set_field(&c, "model", "sim-fast").await?;
     click(&c, "start-run").await?;
     wait_run_complete(&c, 90).await?;
-    let groups = c.find_all(Locator::Css("[data-testid=groups] tbody tr")).await?;
+    let groups = c
+        .find_all(Locator::Css("[data-testid=groups] tbody tr"))
+        .await?;
     assert_eq!(groups.len(), 3);
     let runs = saved_runs(&c).await?;
     let agg = runs[0].aggregates();
@@ -129,13 +157,19 @@ async fn agent_json_run_reports_time_to_valid_json() -> anyhow::Result<()> {
     let c = browser(&driver).await?;
     c.goto(&studio.url).await?;
     wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
-    c.find(Locator::Css("[data-testid=scenario-kind]")).await?.select_by_value("agent_json").await?;
+    c.find(Locator::Css("[data-testid=scenario-kind]"))
+        .await?
+        .select_by_value("agent_json")
+        .await?;
     set_field(&c, "model", "sim-agent").await?;
     set_field(&c, "requests", "3").await?;
     set_field(&c, "max-tokens", "200").await?;
     click(&c, "start-run").await?;
     wait_run_complete(&c, 60).await?;
-    let t = wait_text(&c, "json-valid-p50", 5, |t| t.ends_with("ms") || t.ends_with(" s")).await?;
+    let t = wait_text(&c, "json-valid-p50", 5, |t| {
+        t.ends_with("ms") || t.ends_with(" s")
+    })
+    .await?;
     assert!(!t.contains('—'));
     let runs = saved_runs(&c).await?;
     for r in runs[0].requests.iter().filter(|r| !r.warmup) {
@@ -162,18 +196,34 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     wait_run_complete(&c, 60).await?;
     let ttft = wait_text(&c, "ttft-p50", 5, |t| t.ends_with("ms")).await?;
     let itl = wait_text(&c, "itl-p95", 5, |t| t.ends_with("ms")).await?;
-    let link = c.find(Locator::Css("[data-testid=share-link]")).await?.prop("value").await?.expect("a link");
+    let link = c
+        .find(Locator::Css("[data-testid=share-link]"))
+        .await?
+        .prop("value")
+        .await?
+        .expect("a link");
     assert!(link.contains("#share=r1."));
     c.close().await?;
     let fresh = browser(&driver).await?;
     fresh.goto(&link).await?;
-    assert_eq!(wait_text(&fresh, "ttft-p50", 10, |t| t.ends_with("ms")).await?, ttft);
-    assert_eq!(wait_text(&fresh, "itl-p95", 5, |t| t.ends_with("ms")).await?, itl);
+    assert_eq!(
+        wait_text(&fresh, "ttft-p50", 10, |t| t.ends_with("ms")).await?,
+        ttft
+    );
+    assert_eq!(
+        wait_text(&fresh, "itl-p95", 5, |t| t.ends_with("ms")).await?,
+        itl
+    );
     // A damaged link gives a clear message instead of a blank page.
-    fresh.goto(&format!("{}/#share=r1.AAAA", studio.url)).await?;
+    fresh
+        .goto(&format!("{}/#share=r1.AAAA", studio.url))
+        .await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let notice = wait_text(&fresh, "notice", 10, |t| t.contains("shared report")).await?;
-    assert!(notice.contains("damaged") || notice.contains("cut short"), "{notice}");
+    assert!(
+        notice.contains("damaged") || notice.contains("cut short"),
+        "{notice}"
+    );
     fresh.close().await?;
     Ok(())
 }
@@ -191,17 +241,31 @@ async fn http_and_network_errors_are_explained() -> anyhow::Result<()> {
     set_field(&c, "warmup", "0").await?;
     click(&c, "start-run").await?;
     wait_text(&c, "errors", 30, |t| t.starts_with("2 /")).await?;
-    let notes = c.find(Locator::Css("[data-testid=requests] tbody tr td.notes")).await?.text().await?;
-    assert!(notes.contains("HTTP 404") && notes.contains("model"), "{notes}");
+    let notes = c
+        .find(Locator::Css("[data-testid=requests] tbody tr td.notes"))
+        .await?
+        .text()
+        .await?;
+    assert!(
+        notes.contains("HTTP 404") && notes.contains("model"),
+        "{notes}"
+    );
     // A closed port: network error with CORS/reachability advice.
     set_field(&c, "base-url", "http://127.0.0.1:9").await?;
     click(&c, "start-run").await?;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let rows = c.find_all(Locator::Css("[data-testid=requests] tbody tr[data-outcome=network_error]")).await?;
+        let rows = c
+            .find_all(Locator::Css(
+                "[data-testid=requests] tbody tr[data-outcome=network_error]",
+            ))
+            .await?;
         if !rows.is_empty() {
             let t = rows[0].text().await?;
-            assert!(t.contains("OLLAMA_ORIGINS") && t.contains("reachable"), "{t}");
+            assert!(
+                t.contains("OLLAMA_ORIGINS") && t.contains("reachable"),
+                "{t}"
+            );
             break;
         }
         assert!(std::time::Instant::now() < deadline, "no network error row");

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -41,7 +41,12 @@ pub struct ApiState {
 impl ApiState {
     /// Fresh state with a seed.
     pub fn new(seed: u64) -> Self {
-        Self { engines: Engines::default(), truth: TruthStore::default(), seed, counter: Arc::new(AtomicU64::new(0)) }
+        Self {
+            engines: Engines::default(),
+            truth: TruthStore::default(),
+            seed,
+            counter: Arc::new(AtomicU64::new(0)),
+        }
     }
 }
 
@@ -57,7 +62,13 @@ pub struct ApiError {
 
 impl ApiError {
     fn bad(message: impl Into<String>, param: &'static str) -> Self {
-        Self { status: StatusCode::BAD_REQUEST, message: message.into(), kind: "invalid_request_error", param: Some(param), retry_after: None }
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            kind: "invalid_request_error",
+            param: Some(param),
+            retry_after: None,
+        }
     }
 }
 
@@ -66,7 +77,8 @@ impl IntoResponse for ApiError {
         let body = json!({"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.status.as_u16()}, "object": "error"});
         let mut r = (self.status, Json(body)).into_response();
         if let Some(s) = self.retry_after {
-            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(s));
         }
         r
     }
@@ -74,14 +86,17 @@ impl IntoResponse for ApiError {
 
 async fn read_json(req: Request) -> Result<(HeaderMap, Value), ApiError> {
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError {
-        status: StatusCode::PAYLOAD_TOO_LARGE,
-        message: format!("The request body exceeds {MAX_BODY} bytes. Shorten the prompt."),
-        kind: "invalid_request_error",
-        param: None,
-        retry_after: None,
-    })?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::bad(format!("The body is not valid JSON: {e}"), "body"))?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| ApiError {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            message: format!("The request body exceeds {MAX_BODY} bytes. Shorten the prompt."),
+            kind: "invalid_request_error",
+            param: None,
+            retry_after: None,
+        })?;
+    let v: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad(format!("The body is not valid JSON: {e}"), "body"))?;
     if !v.is_object() {
         return Err(ApiError::bad("The body must be a JSON object.", "body"));
     }
@@ -105,17 +120,30 @@ struct Common {
 fn content_text(c: &Value) -> Option<String> {
     match c {
         Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => Some(parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
         Value::Null => Some(String::new()),
         _ => None,
     }
 }
 
 fn common(headers: &HeaderMap, v: &Value, api: Api) -> Result<Common, ApiError> {
-    let model = v.get("model").and_then(Value::as_str).ok_or_else(|| ApiError::bad("`model` is required and must be a string.", "model"))?;
+    let model = v
+        .get("model")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ApiError::bad("`model` is required and must be a string.", "model"))?;
     let flavour_header = headers.get("x-sim-flavour").and_then(|h| h.to_str().ok());
     let (profile, flavour) = resolve(model, flavour_header).map_err(|m| ApiError {
-        status: if m.contains("flavour") { StatusCode::BAD_REQUEST } else { StatusCode::NOT_FOUND },
+        status: if m.contains("flavour") {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::NOT_FOUND
+        },
         message: m,
         kind: "invalid_request_error",
         param: Some("model"),
@@ -125,43 +153,89 @@ fn common(headers: &HeaderMap, v: &Value, api: Api) -> Result<Common, ApiError> 
         Api::Completions => {
             let p = match v.get("prompt") {
                 Some(Value::String(s)) => s.clone(),
-                Some(Value::Array(a)) if a.iter().all(Value::is_string) => a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n"),
-                _ => return Err(ApiError::bad("`prompt` is required: a string or an array of strings.", "prompt")),
+                Some(Value::Array(a)) if a.iter().all(Value::is_string) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => {
+                    return Err(ApiError::bad(
+                        "`prompt` is required: a string or an array of strings.",
+                        "prompt",
+                    ));
+                }
             };
             (p, 1)
         }
         _ => {
-            let msgs = v.get("messages").and_then(Value::as_array).filter(|m| !m.is_empty()).ok_or_else(|| ApiError::bad("`messages` must be a non-empty array.", "messages"))?;
+            let msgs = v
+                .get("messages")
+                .and_then(Value::as_array)
+                .filter(|m| !m.is_empty())
+                .ok_or_else(|| {
+                    ApiError::bad("`messages` must be a non-empty array.", "messages")
+                })?;
             let mut text = String::new();
             if let Some(s) = v.get("system").and_then(content_text) {
                 text.push_str(&s);
             }
             for (i, m) in msgs.iter().enumerate() {
-                let role = m.get("role").and_then(Value::as_str).ok_or_else(|| ApiError::bad(format!("messages[{i}].role is required."), "messages"))?;
-                if !["system", "user", "assistant", "tool", "developer", "function"].contains(&role) {
-                    return Err(ApiError::bad(format!("messages[{i}].role `{role}` is not a valid role."), "messages"));
+                let role = m.get("role").and_then(Value::as_str).ok_or_else(|| {
+                    ApiError::bad(format!("messages[{i}].role is required."), "messages")
+                })?;
+                if ![
+                    "system",
+                    "user",
+                    "assistant",
+                    "tool",
+                    "developer",
+                    "function",
+                ]
+                .contains(&role)
+                {
+                    return Err(ApiError::bad(
+                        format!("messages[{i}].role `{role}` is not a valid role."),
+                        "messages",
+                    ));
                 }
                 let c = m.get("content").unwrap_or(&Value::Null);
-                let c = content_text(c).ok_or_else(|| ApiError::bad(format!("messages[{i}].content must be a string or an array of parts."), "messages"))?;
+                let c = content_text(c).ok_or_else(|| {
+                    ApiError::bad(
+                        format!("messages[{i}].content must be a string or an array of parts."),
+                        "messages",
+                    )
+                })?;
                 text.push('\n');
                 text.push_str(&c);
             }
             (text, msgs.len())
         }
     };
-    let max_field = if api == Api::Chat && v.get("max_completion_tokens").is_some() { "max_completion_tokens" } else { "max_tokens" };
+    let max_field = if api == Api::Chat && v.get("max_completion_tokens").is_some() {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
     let max_tokens = match v.get(max_field).filter(|n| !n.is_null()) {
         None if api != Api::Anthropic => 256,
         None => return Err(ApiError::bad("`max_tokens` is required.", "max_tokens")),
         Some(n) => match n.as_u64() {
             Some(n) if (1..=MAX_TOKENS).contains(&n) => n as u32,
-            _ => return Err(ApiError::bad(format!("`{max_field}` must be an integer from 1 to {MAX_TOKENS}."), "max_tokens")),
+            _ => {
+                return Err(ApiError::bad(
+                    format!("`{max_field}` must be an integer from 1 to {MAX_TOKENS}."),
+                    "max_tokens",
+                ));
+            }
         },
     };
-    if let Some(t) = v.get("temperature").filter(|t| !t.is_null()) {
-        if !t.as_f64().is_some_and(|t| (0.0..=2.0).contains(&t)) {
-            return Err(ApiError::bad("`temperature` must be a number from 0 to 2.", "temperature"));
-        }
+    if let Some(t) = v.get("temperature").filter(|t| !t.is_null())
+        && !t.as_f64().is_some_and(|t| (0.0..=2.0).contains(&t))
+    {
+        return Err(ApiError::bad(
+            "`temperature` must be a number from 0 to 2.",
+            "temperature",
+        ));
     }
     let stream = match v.get("stream") {
         None | Some(Value::Null) => false,
@@ -169,22 +243,36 @@ fn common(headers: &HeaderMap, v: &Value, api: Api) -> Result<Common, ApiError> 
         Some(_) => return Err(ApiError::bad("`stream` must be a boolean.", "stream")),
     };
     let opts = v.get("stream_options").filter(|o| !o.is_null());
-    if let Some(o) = opts {
-        if !o.is_object() {
-            return Err(ApiError::bad("`stream_options` must be an object.", "stream_options"));
-        }
+    if let Some(o) = opts
+        && !o.is_object()
+    {
+        return Err(ApiError::bad(
+            "`stream_options` must be an object.",
+            "stream_options",
+        ));
     }
     let flag = |k: &str| opts.and_then(|o| o.get(k)).and_then(Value::as_bool);
     // vLLM: any stream_options object turns usage on (include_usage defaults true there).
     let include_usage = match flavour {
-        crate::sim::profile::Flavour::Vllm => opts.is_some() && flag("include_usage") != Some(false),
+        crate::sim::profile::Flavour::Vllm => {
+            opts.is_some() && flag("include_usage") != Some(false)
+        }
         _ => flag("include_usage") == Some(true),
     };
     let prompt_tokens = (tokenize(&prompt).len() + 3 * messages) as u32;
-    if prompt_tokens > profile.latency.kv_capacity.saturating_sub(max_tokens.min(profile.latency.kv_capacity / 2)) {
+    if prompt_tokens
+        > profile
+            .latency
+            .kv_capacity
+            .saturating_sub(max_tokens.min(profile.latency.kv_capacity / 2))
+    {
         return Err(ApiError {
             status: StatusCode::PAYLOAD_TOO_LARGE,
-            message: format!("The prompt has {prompt_tokens} tokens; model `{}` accepts at most {} with max_tokens {max_tokens}.", profile.name, profile.latency.kv_capacity.saturating_sub(max_tokens)),
+            message: format!(
+                "The prompt has {prompt_tokens} tokens; model `{}` accepts at most {} with max_tokens {max_tokens}.",
+                profile.name,
+                profile.latency.kv_capacity.saturating_sub(max_tokens)
+            ),
             kind: "invalid_request_error",
             param: Some("messages"),
             retry_after: None,
@@ -205,7 +293,10 @@ fn common(headers: &HeaderMap, v: &Value, api: Api) -> Result<Common, ApiError> 
 }
 
 fn unix_now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// `POST /v1/chat/completions`.
@@ -232,17 +323,37 @@ async fn generate(st: ApiState, req: Request, api: Api) -> Result<Response, ApiE
     let seed = st.seed ^ c.seed.unwrap_or(n).wrapping_mul(0x2545_F491_4F6C_DD1D);
     let plan = plan(
         &c.profile,
-        &PlanInput { prompt: &c.prompt, max_tokens: c.max_tokens, tools: v.get("tools"), response_format: v.get("response_format"), seed },
+        &PlanInput {
+            prompt: &c.prompt,
+            max_tokens: c.max_tokens,
+            tools: v.get("tools"),
+            response_format: v.get("response_format"),
+            seed,
+        },
     );
     let engine = st.engines.get(c.profile.name, &c.profile.latency);
-    let rx = engine.submit(n, c.prompt_tokens, plan.pieces.len() as u32).map_err(|_| ApiError {
-        status: StatusCode::TOO_MANY_REQUESTS,
-        message: format!("The queue of `{}` is full ({} waiting). Retry later or lower concurrency.", c.profile.name, c.profile.latency.max_waiting),
-        kind: "rate_limit_error",
-        param: None,
-        retry_after: Some(1),
-    })?;
-    let framer = Framer::new(c.flavour, api, format!("chatcmpl-{id}"), c.model.clone(), unix_now(), c.include_usage, c.continuous_usage, c.prompt_tokens);
+    let rx = engine
+        .submit(n, c.prompt_tokens, plan.pieces.len() as u32)
+        .map_err(|_| ApiError {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            message: format!(
+                "The queue of `{}` is full ({} waiting). Retry later or lower concurrency.",
+                c.profile.name, c.profile.latency.max_waiting
+            ),
+            kind: "rate_limit_error",
+            param: None,
+            retry_after: Some(1),
+        })?;
+    let framer = Framer::new(
+        c.flavour,
+        api,
+        format!("chatcmpl-{id}"),
+        c.model.clone(),
+        unix_now(),
+        c.include_usage,
+        c.continuous_usage,
+        c.prompt_tokens,
+    );
     let truth = Truth {
         id: id.clone(),
         model: c.profile.name.to_owned(),
@@ -256,18 +367,48 @@ async fn generate(st: ApiState, req: Request, api: Api) -> Result<Response, ApiE
         chunks: Vec::new(),
         outcome: "cancelled".into(),
     };
-    let interval = if api == Api::Anthropic { 1 } else { c.profile.tokens_per_chunk.max(1) };
-    let generation = Gen { rx, framer, plan, interval, pending: Vec::new(), emitted: 0, received, truth, store: st.truth.clone(), started: false, done: false, stalled: false, drop_next: false, first_at: None, last_at: None };
+    let interval = if api == Api::Anthropic {
+        1
+    } else {
+        c.profile.tokens_per_chunk.max(1)
+    };
+    let generation = Gen {
+        rx,
+        framer,
+        plan,
+        interval,
+        pending: Vec::new(),
+        emitted: 0,
+        received,
+        truth,
+        store: st.truth.clone(),
+        started: false,
+        done: false,
+        stalled: false,
+        drop_next: false,
+        first_at: None,
+        last_at: None,
+    };
     let mut resp = if c.stream {
-        let body = Body::from_stream(futures_util::stream::unfold(generation, |mut g| async move { g.next().await.map(|item| (item, g)) }));
+        let body = Body::from_stream(futures_util::stream::unfold(
+            generation,
+            |mut g| async move { g.next().await.map(|item| (item, g)) },
+        ));
         let mut r = Response::new(body);
-        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
-        r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream; charset=utf-8"),
+        );
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         r
     } else {
         Json(collect(generation, api, &c).await).into_response()
     };
-    resp.headers_mut().insert("x-request-id", HeaderValue::from_str(&id).expect("ascii id"));
+    resp.headers_mut().insert(
+        "x-request-id",
+        HeaderValue::from_str(&id).expect("ascii id"),
+    );
     Ok(resp)
 }
 
@@ -346,17 +487,27 @@ impl Gen {
                 return None;
             };
             match ev {
-                EngineEvent::Token { index, scheduled, prefill_ms, batch } => {
+                EngineEvent::Token {
+                    index,
+                    scheduled,
+                    prefill_ms,
+                    batch,
+                } => {
                     let now = Instant::now();
                     self.first_at.get_or_insert(now);
                     self.last_at = Some(now);
                     if let (Some(p), None) = (prefill_ms, self.truth.prefill_ms) {
                         self.truth.prefill_ms = Some(p);
-                        self.truth.queue_ms = Some((ms_since(self.received, scheduled) - p).max(0.0));
+                        self.truth.queue_ms =
+                            Some((ms_since(self.received, scheduled) - p).max(0.0));
                     }
                     self.truth.batch_sizes.push(batch);
-                    let Some(piece) = self.plan.pieces.get(index as usize).cloned() else { continue };
-                    if self.pending.first().is_some_and(|p| p.kind != piece.kind) || piece.kind == PieceKind::ToolName {
+                    let Some(piece) = self.plan.pieces.get(index as usize).cloned() else {
+                        continue;
+                    };
+                    if self.pending.first().is_some_and(|p| p.kind != piece.kind)
+                        || piece.kind == PieceKind::ToolName
+                    {
                         self.flush(&mut out, scheduled);
                     }
                     let tool_name = piece.kind == PieceKind::ToolName;
@@ -368,7 +519,11 @@ impl Gen {
                     let sent = self.emitted;
                     match self.plan.fault {
                         Some(Fault::ErrorAfter(k)) if sent >= k => {
-                            out.push_str(&self.framer.error("simulated failure: the engine lost a worker mid-stream"));
+                            out.push_str(
+                                &self.framer.error(
+                                    "simulated failure: the engine lost a worker mid-stream",
+                                ),
+                            );
                             self.done = true;
                             self.truth.outcome = "error".into();
                             return Some(Ok(self.hand_over(out, before)));
@@ -377,7 +532,9 @@ impl Gen {
                             self.done = true;
                             self.truth.outcome = "dropped".into();
                             if out.is_empty() {
-                                return Some(Err(std::io::Error::other("simulated dropped connection")));
+                                return Some(Err(std::io::Error::other(
+                                    "simulated dropped connection",
+                                )));
                             }
                             // Write what is due, then drop on the next poll.
                             self.done = false;
@@ -403,7 +560,13 @@ impl Gen {
                         _ => 0.0,
                     };
                     let reason = self.plan.finish_reason;
-                    out.push_str(&self.framer.finish(reason, SimTimings { prompt_ms, predicted_ms }));
+                    out.push_str(&self.framer.finish(
+                        reason,
+                        SimTimings {
+                            prompt_ms,
+                            predicted_ms,
+                        },
+                    ));
                     self.done = true;
                     self.truth.outcome = "ok".into();
                     return Some(Ok(self.hand_over(out, before)));
@@ -456,8 +619,10 @@ async fn collect(mut g: Gen, api: Api, c: &Common) -> Value {
                    "stop_reason": match reason { "length" => "max_tokens", "tool_calls" => "tool_use", _ => "end_turn" },
                    "stop_sequence": null, "usage": {"input_tokens": c.prompt_tokens, "output_tokens": produced}})
         }
-        Api::Completions => json!({"id": g.truth.id, "object": "text_completion", "created": unix_now(), "model": c.model,
-                                   "choices": [{"index": 0, "text": answer, "logprobs": null, "finish_reason": reason}], "usage": usage}),
+        Api::Completions => {
+            json!({"id": g.truth.id, "object": "text_completion", "created": unix_now(), "model": c.model,
+                                   "choices": [{"index": 0, "text": answer, "logprobs": null, "finish_reason": reason}], "usage": usage})
+        }
         Api::Chat => {
             let mut message = json!({"role": "assistant", "content": if tool.is_some() { Value::Null } else { json!(answer) }});
             if !reasoning.is_empty() {
@@ -482,10 +647,16 @@ pub async fn models() -> Json<Value> {
 }
 
 /// `GET /v1/ground-truth/{id}`.
-pub async fn ground_truth(State(st): State<ApiState>, Path(id): Path<String>) -> Result<Json<crate::sim::truth::Truth>, ApiError> {
+pub async fn ground_truth(
+    State(st): State<ApiState>,
+    Path(id): Path<String>,
+) -> Result<Json<crate::sim::truth::Truth>, ApiError> {
     st.truth.get(&id).map(Json).ok_or(ApiError {
         status: StatusCode::NOT_FOUND,
-        message: format!("No ground truth for `{id}` (unknown, still streaming, or evicted after {} records).", TruthStore::CAPACITY),
+        message: format!(
+            "No ground truth for `{id}` (unknown, still streaming, or evicted after {} records).",
+            TruthStore::CAPACITY
+        ),
         kind: "not_found_error",
         param: None,
         retry_after: None,
@@ -494,5 +665,8 @@ pub async fn ground_truth(State(st): State<ApiState>, Path(id): Path<String>) ->
 
 /// `GET /metrics` in Prometheus text format.
 pub async fn metrics(State(st): State<ApiState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], st.truth.prometheus(&st.engines.loads()))
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        st.truth.prometheus(&st.engines.loads()),
+    )
 }

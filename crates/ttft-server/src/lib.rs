@@ -45,8 +45,14 @@ pub fn api_router(state: ApiState) -> Router {
         .route("/metrics", get(api::metrics))
         .route("/healthz", get(|| async { "ok" }))
         .with_state(state)
-        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("timing-allow-origin"), HeaderValue::from_static("*")))
-        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("cross-origin")))
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("timing-allow-origin"),
+            HeaderValue::from_static("*"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("cross-origin-resource-policy"),
+            HeaderValue::from_static("cross-origin"),
+        ))
         .layer(cors)
 }
 
@@ -59,12 +65,26 @@ pub fn app(config: Config) -> Router {
             let index = dist.join("index.html");
             router.fallback_service(ServeDir::new(dist).fallback(ServeFile::new(index)))
         }
-        None => router.fallback(|| async { (axum::http::StatusCode::NOT_FOUND, "the app is not built: run `cargo xtask serve`") }),
+        None => router.fallback(|| async {
+            (
+                axum::http::StatusCode::NOT_FOUND,
+                "the app is not built: run `cargo xtask serve`",
+            )
+        }),
     };
     router
-        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("cross-origin-opener-policy"), HeaderValue::from_static("same-origin")))
-        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("cross-origin-embedder-policy"), HeaderValue::from_static("require-corp")))
-        .layer(SetResponseHeaderLayer::if_not_present(HeaderName::from_static("cross-origin-resource-policy"), HeaderValue::from_static("same-origin")))
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("cross-origin-opener-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from_static("cross-origin-embedder-policy"),
+            HeaderValue::from_static("require-corp"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            HeaderName::from_static("cross-origin-resource-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
 }
 
 /// Serves [`app`] on an already bound listener until the process ends.

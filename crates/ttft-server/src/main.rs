@@ -25,16 +25,23 @@ fn main() -> anyhow::Result<()> {
             other => bail!("unknown argument {other}: see --help"),
         }
     }
-    if let Some(d) = &dist {
-        if !d.join("index.html").exists() {
-            bail!("{} has no index.html: build the app first (cargo xtask serve does)", d.display());
-        }
+    if let Some(d) = &dist
+        && !d.join("index.html").exists()
+    {
+        bail!(
+            "{} has no index.html: build the app first (cargo xtask serve does)",
+            d.display()
+        );
     }
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind((host.as_str(), port))
             .await
-            .with_context(|| format!("cannot listen on {host}:{port}: is another server using it? pass --port"))?;
+            .with_context(|| {
+                format!("cannot listen on {host}:{port}: is another server using it? pass --port")
+            })?;
         let addr = listener.local_addr()?;
         println!("ttft-studio: http://{addr}/  (reference endpoint: http://{addr}/v1)");
         ttft_server::serve(listener, ttft_server::Config { dist, seed }).await?;

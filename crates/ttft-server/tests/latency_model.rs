@@ -17,7 +17,8 @@ fn simulate(model: &LatencyModel, arrivals: &[(f64, u32, u32)]) -> Vec<(Vec<f64>
     let mut preempted: HashMap<u64, u32> = HashMap::new();
     loop {
         while next < arrivals.len() && arrivals[next].0 <= now {
-            s.submit(next as u64, arrivals[next].1, arrivals[next].2).unwrap();
+            s.submit(next as u64, arrivals[next].1, arrivals[next].2)
+                .unwrap();
             next += 1;
         }
         let Some(step) = s.plan() else {
@@ -37,12 +38,21 @@ fn simulate(model: &LatencyModel, arrivals: &[(f64, u32, u32)]) -> Vec<(Vec<f64>
         }
     }
     (0..arrivals.len() as u64)
-        .map(|i| (tokens.remove(&i).unwrap_or_default(), preempted.get(&i).copied().unwrap_or(0)))
+        .map(|i| {
+            (
+                tokens.remove(&i).unwrap_or_default(),
+                preempted.get(&i).copied().unwrap_or(0),
+            )
+        })
         .collect()
 }
 
 fn model(name: &str) -> LatencyModel {
-    profiles().into_iter().find(|p| p.name == name).unwrap().latency
+    profiles()
+        .into_iter()
+        .find(|p| p.name == name)
+        .unwrap()
+        .latency
 }
 
 fn ttft(arrival: f64, t: &[f64]) -> f64 {
@@ -72,17 +82,26 @@ fn article_profiles_match_their_targets_at_low_load() {
 #[test]
 fn ttft_grows_with_prompt_length() {
     let m = model("sim-fast");
-    let t: Vec<f64> = [100, 1000, 5000, 20000].iter().map(|p| ttft(0.0, &simulate(&m, &[(0.0, *p, 4)])[0].0)).collect();
+    let t: Vec<f64> = [100, 1000, 5000, 20000]
+        .iter()
+        .map(|p| ttft(0.0, &simulate(&m, &[(0.0, *p, 4)])[0].0))
+        .collect();
     assert!(t.windows(2).all(|w| w[1] > w[0]), "{t:?}");
 }
 
 #[test]
 fn ttft_grows_with_queue_depth() {
-    let m = LatencyModel { max_batch: 2, ..model("sim-fast") };
+    let m = LatencyModel {
+        max_batch: 2,
+        ..model("sim-fast")
+    };
     let arrivals: Vec<(f64, u32, u32)> = (0..8).map(|_| (0.0, 200, 30)).collect();
     let r = simulate(&m, &arrivals);
     let t: Vec<f64> = r.iter().map(|(t, _)| ttft(0.0, t)).collect();
-    assert!(t[7] > t[0] * 3.0, "the last of 8 waits for three batches of 2: {t:?}");
+    assert!(
+        t[7] > t[0] * 3.0,
+        "the last of 8 waits for three batches of 2: {t:?}"
+    );
     assert!(t.windows(2).all(|w| w[1] >= w[0]));
 }
 
@@ -99,12 +118,18 @@ fn itl_grows_with_batch_size() {
 
 #[test]
 fn itl_grows_with_output_position() {
-    let m = LatencyModel { decode_ms_per_kv_ktok: 2.0, ..model("sim-fast") };
+    let m = LatencyModel {
+        decode_ms_per_kv_ktok: 2.0,
+        ..model("sim-fast")
+    };
     let r = simulate(&m, &[(0.0, 100, 3000)]);
     let t = &r[0].0;
     let early = t[11] - t[10];
     let late = t[2990] - t[2989];
-    assert!(late > early + 4.0, "gap grows with the KV length: {early} → {late}");
+    assert!(
+        late > early + 4.0,
+        "gap grows with the KV length: {early} → {late}"
+    );
 }
 
 #[test]
@@ -113,13 +138,16 @@ fn arrivals_stall_running_streams_during_prefill() {
     let r = simulate(&m, &[(0.0, 100, 40), (100.0, 4000, 5)]);
     let t = &r[0].0;
     let max_gap = t.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
-    assert!(max_gap > 2.0 * mean_itl(&t[..5]), "a prefill step shows as an ITL spike: {max_gap}");
+    assert!(
+        max_gap > 2.0 * mean_itl(&t[..5]),
+        "a prefill step shows as an ITL spike: {max_gap}"
+    );
 }
 
 #[test]
 fn kv_overflow_preempts_and_reprefills() {
     let m = model("sim-tiny-kv");
-    let r = simulate(&m, &vec![(0.0, 300, 400); 6]);
+    let r = simulate(&m, &[(0.0, 300, 400); 6]);
     let total: u32 = r.iter().map(|(_, p)| *p).sum();
     assert!(total > 0, "2,000 KV tokens cannot hold 6 × 700");
     for (t, _) in &r {
@@ -129,14 +157,19 @@ fn kv_overflow_preempts_and_reprefills() {
 
 #[test]
 fn schedule_is_deterministic() {
-    let arrivals: Vec<(f64, u32, u32)> = (0..20).map(|i| (i as f64 * 37.0, 100 + i * 50, 20 + i)).collect();
+    let arrivals: Vec<(f64, u32, u32)> = (0..20)
+        .map(|i| (i as f64 * 37.0, 100 + i * 50, 20 + i))
+        .collect();
     let m = model("sim-tiny-kv");
     assert_eq!(simulate(&m, &arrivals), simulate(&m, &arrivals));
 }
 
 #[test]
 fn queue_limit_refuses() {
-    let mut s = Scheduler::new(LatencyModel { max_waiting: 2, ..model("sim-fast") });
+    let mut s = Scheduler::new(LatencyModel {
+        max_waiting: 2,
+        ..model("sim-fast")
+    });
     assert!(s.submit(1, 10, 1).is_ok());
     assert!(s.submit(2, 10, 1).is_ok());
     assert!(s.submit(3, 10, 1).is_err());

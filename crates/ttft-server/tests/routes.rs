@@ -12,23 +12,54 @@ use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
 use ttft_server::{Config, app};
 
 fn server() -> axum::Router {
-    app(Config { dist: None, seed: 7 })
+    app(Config {
+        dist: None,
+        seed: 7,
+    })
 }
 
-async fn post(app: &axum::Router, path: &str, body: Value, headers: &[(&str, &str)]) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+async fn post(
+    app: &axum::Router,
+    path: &str,
+    body: Value,
+    headers: &[(&str, &str)],
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
     let mut req = Request::post(path).header("content-type", "application/json");
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let resp = app.clone().oneshot(req.body(Body::from(body.to_string())).unwrap()).await.unwrap();
+    let resp = app
+        .clone()
+        .oneshot(req.body(Body::from(body.to_string())).unwrap())
+        .await
+        .unwrap();
     let (parts, body) = resp.into_parts();
-    (parts.status, parts.headers, body.collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default())
+    (
+        parts.status,
+        parts.headers,
+        body.collect()
+            .await
+            .map(|b| b.to_bytes().to_vec())
+            .unwrap_or_default(),
+    )
 }
 
 async fn get(app: &axum::Router, path: &str) -> (StatusCode, Vec<u8>) {
-    let resp = app.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+    let resp = app
+        .clone()
+        .oneshot(Request::get(path).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     let status = resp.status();
-    (status, resp.into_body().collect().await.unwrap().to_bytes().to_vec())
+    (
+        status,
+        resp.into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
 }
 
 fn parse(bytes: &[u8]) -> RequestTimeline {
@@ -45,8 +76,16 @@ fn chat(model: &str, max_tokens: u32) -> Value {
 #[tokio::test]
 async fn every_flavour_streams_what_the_core_parses_correctly() {
     let app = server();
-    for flavour in ["openai", "vllm", "sglang", "trtllm", "llamacpp", "ollama", "tgi"] {
-        let (status, _, body) = post(&app, "/v1/chat/completions", chat(&format!("sim-fast@{flavour}"), 6), &[]).await;
+    for flavour in [
+        "openai", "vllm", "sglang", "trtllm", "llamacpp", "ollama", "tgi",
+    ] {
+        let (status, _, body) = post(
+            &app,
+            "/v1/chat/completions",
+            chat(&format!("sim-fast@{flavour}"), 6),
+            &[],
+        )
+        .await;
         assert_eq!(status, StatusCode::OK, "{flavour}");
         let text = String::from_utf8(body.clone()).unwrap();
         let tl = parse(&body);
@@ -55,16 +94,30 @@ async fn every_flavour_streams_what_the_core_parses_correctly() {
         let m = RequestMetrics::compute(&tl, &MetricsConfig::default());
         assert_eq!(m.output_events, 6, "{flavour}: one token per chunk");
         assert_eq!(m.output_tokens, 6, "{flavour}");
-        assert_eq!(m.token_source, TokenSource::FinalUsage, "{flavour} honours include_usage");
+        assert_eq!(
+            m.token_source,
+            TokenSource::FinalUsage,
+            "{flavour} honours include_usage"
+        );
         match flavour {
-            "vllm" => assert!(text.starts_with("data: {") && text.contains("\"role\":\"assistant\"") && text.contains("\"content\":\"\"")),
+            "vllm" => assert!(
+                text.starts_with("data: {")
+                    && text.contains("\"role\":\"assistant\"")
+                    && text.contains("\"content\":\"\"")
+            ),
             "trtllm" => assert!(text.contains("} \n\n"), "trailing space on the role chunk"),
             "llamacpp" => {
                 assert!(text.contains("\"content\":null"));
                 assert!(m.server_timings.is_some_and(|t| t.predicted_n == Some(6)));
             }
-            "sglang" => assert!(text.contains("\"reasoning_content\":null") && text.contains("\"matched_stop\":null")),
-            "ollama" => assert!(matches!(tl.events[0].event, StreamEvent::Content(_)), "no role-only chunk"),
+            "sglang" => assert!(
+                text.contains("\"reasoning_content\":null")
+                    && text.contains("\"matched_stop\":null")
+            ),
+            "ollama" => assert!(
+                matches!(tl.events[0].event, StreamEvent::Content(_)),
+                "no role-only chunk"
+            ),
             "tgi" => assert!(text.contains("\"id\":\"\"")),
             _ => {}
         }
@@ -75,7 +128,13 @@ async fn every_flavour_streams_what_the_core_parses_correctly() {
 #[tokio::test]
 async fn completions_and_anthropic_messages() {
     let app = server();
-    let (s, _, body) = post(&app, "/v1/completions", json!({"model": "sim-fast", "prompt": "Once", "stream": true, "max_tokens": 4}), &[]).await;
+    let (s, _, body) = post(
+        &app,
+        "/v1/completions",
+        json!({"model": "sim-fast", "prompt": "Once", "stream": true, "max_tokens": 4}),
+        &[],
+    )
+    .await;
     assert_eq!(s, StatusCode::OK);
     let tl = parse(&body);
     assert_eq!(tl.dialect, Some(Dialect::OpenAiCompletions));
@@ -104,7 +163,11 @@ async fn coalescing_profile_and_continuous_usage() {
     let tl = parse(&bytes);
     let m = RequestMetrics::compute(&tl, &MetricsConfig::default());
     assert_eq!(m.output_tokens, 13);
-    assert_eq!(m.output_events, 1 + 3, "first token alone, then chunks of 4");
+    assert_eq!(
+        m.output_events,
+        1 + 3,
+        "first token alone, then chunks of 4"
+    );
     assert_eq!(m.token_source, TokenSource::FinalUsage);
     assert!(m.coalesced);
 }
@@ -120,11 +183,19 @@ async fn openers_reasoning_agent_json_and_tool_calls() {
     zh["messages"][0]["content"] = json!("请帮我总结一下这篇文章的要点");
     let (_, _, b) = post(&app, "/v1/chat/completions", zh, &[]).await;
     let m = RequestMetrics::compute(&parse(&b), &MetricsConfig::default());
-    assert!(m.opener_text.starts_with("好的") || m.opener_text.starts_with("当然"), "{}", m.text);
+    assert!(
+        m.opener_text.starts_with("好的") || m.opener_text.starts_with("当然"),
+        "{}",
+        m.text
+    );
     let mut agent = chat("sim-agent", 256);
     agent["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "plan", "schema": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city", "days"]}}});
     let (_, _, b) = post(&app, "/v1/chat/completions", agent, &[]).await;
-    let cfg = MetricsConfig { track_json: true, required_keys: vec!["city".into(), "days".into()], ..MetricsConfig::default() };
+    let cfg = MetricsConfig {
+        track_json: true,
+        required_keys: vec!["city".into(), "days".into()],
+        ..MetricsConfig::default()
+    };
     let m = RequestMetrics::compute(&parse(&b), &cfg);
     let j = m.json.unwrap();
     assert!(j.valid_at.is_some(), "{}", m.text);
@@ -145,31 +216,96 @@ async fn openers_reasoning_agent_json_and_tool_calls() {
 async fn bad_requests_get_openai_errors() {
     let app = server();
     let cases: Vec<(Value, StatusCode, &str)> = vec![
-        (json!({"messages": [{"role": "user", "content": "x"}]}), StatusCode::BAD_REQUEST, "model"),
-        (json!({"model": "nope", "messages": [{"role": "user", "content": "x"}]}), StatusCode::NOT_FOUND, "does not exist"),
-        (json!({"model": "sim-fast@nginx", "messages": [{"role": "user", "content": "x"}]}), StatusCode::BAD_REQUEST, "flavour"),
-        (json!({"model": "sim-fast", "messages": []}), StatusCode::BAD_REQUEST, "messages"),
-        (json!({"model": "sim-fast", "messages": [{"role": "wizard", "content": "x"}]}), StatusCode::BAD_REQUEST, "role"),
-        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": 5}]}), StatusCode::BAD_REQUEST, "content"),
-        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "max_tokens": 0}), StatusCode::BAD_REQUEST, "max_tokens"),
-        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "temperature": 3}), StatusCode::BAD_REQUEST, "temperature"),
-        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "stream": "yes"}), StatusCode::BAD_REQUEST, "stream"),
-        (json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x".repeat(300_000)}]}), StatusCode::PAYLOAD_TOO_LARGE, "prompt"),
+        (
+            json!({"messages": [{"role": "user", "content": "x"}]}),
+            StatusCode::BAD_REQUEST,
+            "model",
+        ),
+        (
+            json!({"model": "nope", "messages": [{"role": "user", "content": "x"}]}),
+            StatusCode::NOT_FOUND,
+            "does not exist",
+        ),
+        (
+            json!({"model": "sim-fast@nginx", "messages": [{"role": "user", "content": "x"}]}),
+            StatusCode::BAD_REQUEST,
+            "flavour",
+        ),
+        (
+            json!({"model": "sim-fast", "messages": []}),
+            StatusCode::BAD_REQUEST,
+            "messages",
+        ),
+        (
+            json!({"model": "sim-fast", "messages": [{"role": "wizard", "content": "x"}]}),
+            StatusCode::BAD_REQUEST,
+            "role",
+        ),
+        (
+            json!({"model": "sim-fast", "messages": [{"role": "user", "content": 5}]}),
+            StatusCode::BAD_REQUEST,
+            "content",
+        ),
+        (
+            json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "max_tokens": 0}),
+            StatusCode::BAD_REQUEST,
+            "max_tokens",
+        ),
+        (
+            json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "temperature": 3}),
+            StatusCode::BAD_REQUEST,
+            "temperature",
+        ),
+        (
+            json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}], "stream": "yes"}),
+            StatusCode::BAD_REQUEST,
+            "stream",
+        ),
+        (
+            json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x".repeat(300_000)}]}),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "prompt",
+        ),
         (json!([1]), StatusCode::BAD_REQUEST, "object"),
     ];
     for (body, status, word) in cases {
         let (s, _, b) = post(&app, "/v1/chat/completions", body.clone(), &[]).await;
         assert_eq!(s, status, "{body}");
         let v: Value = serde_json::from_slice(&b).unwrap();
-        assert!(v["error"]["message"].as_str().unwrap().contains(word), "{v}");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(word),
+            "{v}"
+        );
     }
-    let (s, _, b) = post(&app, "/v1/messages", json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}]}), &[]).await;
+    let (s, _, b) = post(
+        &app,
+        "/v1/messages",
+        json!({"model": "sim-fast", "messages": [{"role": "user", "content": "x"}]}),
+        &[],
+    )
+    .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "anthropic requires max_tokens");
     assert!(String::from_utf8(b).unwrap().contains("max_tokens"));
-    let resp = app.clone().oneshot(Request::post("/v1/chat/completions").body(Body::from("{bad")).unwrap()).await.unwrap();
+    let resp = app
+        .clone()
+        .oneshot(
+            Request::post("/v1/chat/completions")
+                .body(Body::from("{bad"))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let big = vec![b' '; 2 * 1024 * 1024];
-    let resp = app.clone().oneshot(Request::post("/v1/chat/completions").body(Body::from(big)).unwrap()).await.unwrap();
+    let resp = app
+        .clone()
+        .oneshot(
+            Request::post("/v1/chat/completions")
+                .body(Body::from(big))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
 }
 
@@ -181,7 +317,10 @@ async fn full_queue_gets_429_with_retry_after() {
     for _ in 0..100 {
         let app = app.clone();
         handles.push(tokio::spawn(async move {
-            let req = Request::post("/v1/chat/completions").header("content-type", "application/json").body(Body::from(chat("sim-tiny-kv", 50).to_string())).unwrap();
+            let req = Request::post("/v1/chat/completions")
+                .header("content-type", "application/json")
+                .body(Body::from(chat("sim-tiny-kv", 50).to_string()))
+                .unwrap();
             let resp = app.oneshot(req).await.unwrap();
             (resp.status(), resp.headers().get("retry-after").cloned())
         }));
@@ -200,12 +339,23 @@ async fn full_queue_gets_429_with_retry_after() {
 #[tokio::test]
 async fn ground_truth_models_metrics_and_headers() {
     let app = server();
-    let (s, headers, body) = post(&app, "/v1/chat/completions", chat("sim-fast", 5), &[("origin", "http://elsewhere:1")]).await;
+    let (s, headers, body) = post(
+        &app,
+        "/v1/chat/completions",
+        chat("sim-fast", 5),
+        &[("origin", "http://elsewhere:1")],
+    )
+    .await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(headers["access-control-allow-origin"], "http://elsewhere:1");
     assert_eq!(headers["timing-allow-origin"], "*");
     assert_eq!(headers["cross-origin-resource-policy"], "cross-origin");
-    assert!(headers["access-control-expose-headers"].to_str().unwrap().contains("x-request-id"));
+    assert!(
+        headers["access-control-expose-headers"]
+            .to_str()
+            .unwrap()
+            .contains("x-request-id")
+    );
     let id = headers["x-request-id"].to_str().unwrap().to_owned();
     assert!(!body.is_empty());
     let (s, truth) = get(&app, &format!("/v1/ground-truth/{id}")).await;
@@ -218,15 +368,46 @@ async fn ground_truth_models_metrics_and_headers() {
     assert_eq!(s, StatusCode::NOT_FOUND);
     let (_, models) = get(&app, "/v1/models").await;
     let m: Value = serde_json::from_slice(&models).unwrap();
-    assert!(m["data"].as_array().unwrap().iter().any(|d| d["id"] == "model-a"));
+    assert!(
+        m["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["id"] == "model-a")
+    );
     let (_, metrics) = get(&app, "/metrics").await;
     let text = String::from_utf8(metrics).unwrap();
-    for name in ["vllm:time_to_first_token_seconds_bucket", "vllm:inter_token_latency_seconds_count", "vllm:e2e_request_latency_seconds_sum", "vllm:num_requests_running", "vllm:num_requests_waiting"] {
+    for name in [
+        "vllm:time_to_first_token_seconds_bucket",
+        "vllm:inter_token_latency_seconds_count",
+        "vllm:e2e_request_latency_seconds_sum",
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+    ] {
         assert!(text.contains(name), "{name} missing");
     }
-    let resp = app.clone().oneshot(Request::options("/v1/chat/completions").header("origin", "http://x:1").header("access-control-request-method", "POST").header("access-control-request-headers", "authorization,content-type").body(Body::empty()).unwrap()).await.unwrap();
+    let resp = app
+        .clone()
+        .oneshot(
+            Request::options("/v1/chat/completions")
+                .header("origin", "http://x:1")
+                .header("access-control-request-method", "POST")
+                .header(
+                    "access-control-request-headers",
+                    "authorization,content-type",
+                )
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
     assert!(resp.status().is_success());
-    assert!(resp.headers()["access-control-allow-headers"].to_str().unwrap().contains("authorization"));
+    assert!(
+        resp.headers()["access-control-allow-headers"]
+            .to_str()
+            .unwrap()
+            .contains("authorization")
+    );
 }
 
 #[tokio::test]
@@ -234,12 +415,29 @@ async fn app_pages_are_cross_origin_isolated() {
     let dir = std::env::temp_dir().join(format!("ttft-dist-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("index.html"), "<html>studio</html>").unwrap();
-    let app = app(Config { dist: Some(dir.clone()), seed: 0 });
-    let resp = app.clone().oneshot(Request::get("/").body(Body::empty()).unwrap()).await.unwrap();
+    let app = app(Config {
+        dist: Some(dir.clone()),
+        seed: 0,
+    });
+    let resp = app
+        .clone()
+        .oneshot(Request::get("/").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     assert_eq!(resp.headers()["cross-origin-opener-policy"], "same-origin");
-    assert_eq!(resp.headers()["cross-origin-embedder-policy"], "require-corp");
-    let resp = app.oneshot(Request::get("/runs/42").body(Body::empty()).unwrap()).await.unwrap();
-    assert_eq!(resp.status(), StatusCode::OK, "unknown paths fall back to the app");
+    assert_eq!(
+        resp.headers()["cross-origin-embedder-policy"],
+        "require-corp"
+    );
+    let resp = app
+        .oneshot(Request::get("/runs/42").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::OK,
+        "unknown paths fall back to the app"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -253,7 +451,10 @@ async fn flaky_profile_fails_in_every_documented_way() {
         let (_, _, bytes) = post(&app, "/v1/chat/completions", body, &[]).await;
         kinds.insert(parse(&bytes).outcome.kind());
     }
-    assert!(kinds.contains("stream_error") && kinds.contains("truncated") && kinds.contains("ok"), "{kinds:?}");
+    assert!(
+        kinds.contains("stream_error") && kinds.contains("truncated") && kinds.contains("ok"),
+        "{kinds:?}"
+    );
 }
 
 /// One real socket: reads arrive over time and client-observed gaps match the ground truth.
@@ -280,13 +481,26 @@ async fn real_socket_stream_matches_ground_truth() {
     }
     let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     let head = String::from_utf8_lossy(&raw[..head_end]).to_string();
-    let id = head.lines().find_map(|l| l.strip_prefix("x-request-id: ")).unwrap().trim().to_owned();
+    let id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("x-request-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
     assert!(head.contains("transfer-encoding: chunked"));
-    assert!(reads.len() > 10, "tokens arrive in separate reads over time");
+    assert!(
+        reads.len() > 10,
+        "tokens arrive in separate reads over time"
+    );
     let total: f64 = reads.last().unwrap().0 - reads[0].0;
     assert!(total > 100.0, "20 tokens at ≈12 ms take time: {total}");
     let mut s2 = tokio::net::TcpStream::connect(addr).await.unwrap();
-    s2.write_all(format!("GET /v1/ground-truth/{id} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes()).await.unwrap();
+    s2.write_all(
+        format!("GET /v1/ground-truth/{id} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
     let mut resp = Vec::new();
     s2.read_to_end(&mut resp).await.unwrap();
     let text = String::from_utf8_lossy(&resp);

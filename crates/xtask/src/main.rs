@@ -15,16 +15,25 @@ const TRUNK_VERSION: &str = "0.21.14";
 const WASM: &str = "wasm32-unknown-unknown";
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
 }
 
 fn cargo_bin() -> PathBuf {
-    std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")).join("bin")
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo"))
+        .join("bin")
 }
 
 /// PATH with cargo's bin and the npm tools (binaryen's wasm-opt) first.
 fn path_env() -> String {
-    let mut parts = vec![root().join("node_modules/.bin").display().to_string(), cargo_bin().display().to_string()];
+    let mut parts = vec![
+        root().join("node_modules/.bin").display().to_string(),
+        cargo_bin().display().to_string(),
+    ];
     parts.push(std::env::var("PATH").unwrap_or_default());
     parts.join(":")
 }
@@ -38,7 +47,9 @@ fn cmd(program: &str) -> Command {
 fn run(step: &str, mut c: Command) -> Result<()> {
     eprintln!("==> {step}");
     let t = Instant::now();
-    let status = c.status().with_context(|| format!("{step}: could not start {:?}", c.get_program()))?;
+    let status = c
+        .status()
+        .with_context(|| format!("{step}: could not start {:?}", c.get_program()))?;
     eprintln!("    {step}: {:.1} s", t.elapsed().as_secs_f64());
     if !status.success() {
         bail!("{step} failed ({status})");
@@ -48,18 +59,21 @@ fn run(step: &str, mut c: Command) -> Result<()> {
 
 fn output(program: &str, args: &[&str]) -> Option<String> {
     let o = cmd(program).args(args).output().ok()?;
-    o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 /// The wasm-bindgen version Cargo.lock pins (trunk and the test runner must match it).
 fn locked_wasm_bindgen() -> Result<String> {
-    let lock = std::fs::read_to_string(root().join("Cargo.lock")).context("Cargo.lock is missing")?;
+    let lock =
+        std::fs::read_to_string(root().join("Cargo.lock")).context("Cargo.lock is missing")?;
     let mut lines = lock.lines();
     while let Some(l) = lines.next() {
-        if l == "name = \"wasm-bindgen\"" {
-            if let Some(v) = lines.next().and_then(|v| v.strip_prefix("version = \"")) {
-                return Ok(v.trim_end_matches('"').to_owned());
-            }
+        if l == "name = \"wasm-bindgen\""
+            && let Some(v) = lines.next().and_then(|v| v.strip_prefix("version = \""))
+        {
+            return Ok(v.trim_end_matches('"').to_owned());
         }
     }
     bail!("Cargo.lock has no wasm-bindgen entry")
@@ -67,21 +81,42 @@ fn locked_wasm_bindgen() -> Result<String> {
 
 fn ensure_tools() -> Result<()> {
     let t = Instant::now();
-    if !output("rustup", &["target", "list", "--installed"]).is_some_and(|o| o.lines().any(|l| l == WASM)) {
-        run("rustup target add wasm32", { let mut c = cmd("rustup"); c.args(["target", "add", WASM]); c })?;
+    if !output("rustup", &["target", "list", "--installed"])
+        .is_some_and(|o| o.lines().any(|l| l == WASM))
+    {
+        run("rustup target add wasm32", {
+            let mut c = cmd("rustup");
+            c.args(["target", "add", WASM]);
+            c
+        })?;
     }
     if !output("trunk", &["--version"]).is_some_and(|v| v.contains(&format!(" {TRUNK_VERSION}"))) {
-        run("install trunk (10–28 min, once)", { let mut c = cmd("cargo"); c.args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"]); c })?;
+        run("install trunk (10–28 min, once)", {
+            let mut c = cmd("cargo");
+            c.args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"]);
+            c
+        })?;
     }
     let wb = locked_wasm_bindgen()?;
     let has = |bin: &str| output(bin, &["--version"]).is_some_and(|v| v.contains(&wb));
     if !has("wasm-bindgen") || !has("wasm-bindgen-test-runner") {
         // Without --locked: its own lock pins crates that no longer build with this rustc.
-        run("install wasm-bindgen-cli (≈6 min, once)", { let mut c = cmd("cargo"); c.args(["install", "wasm-bindgen-cli", "--version", &wb]); c })?;
+        run("install wasm-bindgen-cli (≈6 min, once)", {
+            let mut c = cmd("cargo");
+            c.args(["install", "wasm-bindgen-cli", "--version", &wb]);
+            c
+        })?;
     }
-    let npm_ok = root().join("node_modules/echarts/dist/echarts.min.js").exists() && root().join("node_modules/.bin/wasm-opt").exists();
+    let npm_ok = root()
+        .join("node_modules/echarts/dist/echarts.min.js")
+        .exists()
+        && root().join("node_modules/.bin/wasm-opt").exists();
     if !npm_ok {
-        run("npm ci (echarts, binaryen)", { let mut c = cmd("npm"); c.args(["ci", "--no-audit", "--no-fund"]); c })?;
+        run("npm ci (echarts, binaryen)", {
+            let mut c = cmd("npm");
+            c.args(["ci", "--no-audit", "--no-fund"]);
+            c
+        })?;
     }
     eprintln!("    tools ready in {:.1} s", t.elapsed().as_secs_f64());
     Ok(())
@@ -96,24 +131,50 @@ fn ensure_browser() -> Result<()> {
         return Ok(());
     }
     if !is_root() {
-        bail!("Chromium and chromedriver are missing. Install them with:\n  sudo apt-get update && sudo apt-get install -y chromium chromium-driver");
+        bail!(
+            "Chromium and chromedriver are missing. Install them with:\n  sudo apt-get update && sudo apt-get install -y chromium chromium-driver"
+        );
     }
-    run("apt-get update", { let mut c = cmd("apt-get"); c.arg("update"); c })?;
+    run("apt-get update", {
+        let mut c = cmd("apt-get");
+        c.arg("update");
+        c
+    })?;
     run("apt-get install chromium chromium-driver", {
         let mut c = cmd("apt-get");
-        c.args(["install", "-y", "--no-install-recommends", "chromium", "chromium-driver"]).env("DEBIAN_FRONTEND", "noninteractive");
+        c.args([
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "chromium",
+            "chromium-driver",
+        ])
+        .env("DEBIAN_FRONTEND", "noninteractive");
         c
     })
 }
 
 fn build_app() -> Result<()> {
-    run("trunk build --release", { let mut c = cmd("trunk"); c.args(["build", "--release"]); c })
+    run("trunk build --release", {
+        let mut c = cmd("trunk");
+        c.args(["build", "--release"]);
+        c
+    })
 }
 
 fn serve(args: &[String]) -> Result<()> {
     ensure_tools()?;
     build_app()?;
-    let mut server_args = vec!["run", "--release", "--quiet", "-p", "ttft-server", "--", "--dist", "dist"];
+    let mut server_args = vec![
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "ttft-server",
+        "--",
+        "--dist",
+        "dist",
+    ];
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -122,7 +183,9 @@ fn serve(args: &[String]) -> Result<()> {
                 server_args.push(&args[i + 1]);
                 i += 2;
             }
-            other => bail!("unknown argument {other}: cargo xtask serve [--port 8080] [--host 127.0.0.1] [--seed 0]"),
+            other => bail!(
+                "unknown argument {other}: cargo xtask serve [--port 8080] [--host 127.0.0.1] [--seed 0]"
+            ),
         }
     }
     if !args.iter().any(|a| a == "--port") {
@@ -140,41 +203,109 @@ fn test() -> Result<()> {
     let started = Instant::now();
     ensure_tools()?;
     ensure_browser()?;
-    let mut passed = Vec::new();
-    let mut failed = Vec::new();
-    let mut step = |name: &str, c: Command| match run(name, c) {
-        Ok(()) => passed.push(name.to_owned()),
-        Err(e) => {
-            eprintln!("!!  {e}");
-            failed.push(name.to_owned());
-        }
-    };
-    step("cargo fmt --check", { let mut c = cmd("cargo"); c.args(["fmt", "--all", "--check"]); c });
-    step("clippy (native)", { let mut c = cmd("cargo"); c.args(["clippy", "--workspace", "--exclude", "ttft-studio", "--all-targets", "--", "-D", "warnings"]); c });
-    step("clippy (wasm32)", { let mut c = cmd("cargo"); c.args(["clippy", "-p", "ttft-studio", "--target", WASM, "--all-targets", "--", "-D", "warnings"]); c });
-    step("native tests", { let mut c = cmd("cargo"); c.args(["test", "--workspace", "--exclude", "ttft-studio"]); c });
-    step("wasm tests (headless Chromium)", {
+    let mut tally = Tally::default();
+    tally.step("cargo fmt --check", {
         let mut c = cmd("cargo");
-        c.args(["test", "-p", "ttft-studio", "--target", WASM]).env("CHROMEDRIVER", "/usr/bin/chromedriver").env("WASM_BINDGEN_TEST_TIMEOUT", "120");
+        c.args(["fmt", "--all", "--check"]);
         c
     });
-    let built = build_app();
-    match built {
-        Ok(()) => {
-            passed.push("trunk build".into());
-            step("end-to-end (headless Chromium)", { let mut c = cmd("cargo"); c.args(["test", "-p", "ttft-e2e", "--", "--ignored", "--test-threads=1"]); c });
-        }
-        Err(e) => {
-            eprintln!("!!  {e}");
-            failed.push("trunk build".into());
-        }
+    tally.step("clippy (native)", {
+        let mut c = cmd("cargo");
+        c.args([
+            "clippy",
+            "--workspace",
+            "--exclude",
+            "ttft-studio",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        c
+    });
+    tally.step("clippy (wasm32)", {
+        let mut c = cmd("cargo");
+        c.args([
+            "clippy",
+            "-p",
+            "ttft-studio",
+            "--target",
+            WASM,
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        c
+    });
+    tally.step("native tests", {
+        let mut c = cmd("cargo");
+        c.args(["test", "--workspace", "--exclude", "ttft-studio"]);
+        c
+    });
+    tally.step("wasm tests (headless Chromium)", {
+        let mut c = cmd("cargo");
+        c.args(["test", "-p", "ttft-studio", "--target", WASM])
+            .env("CHROMEDRIVER", "/usr/bin/chromedriver")
+            .env("WASM_BINDGEN_TEST_TIMEOUT", "120");
+        c
+    });
+    if tally.step("trunk build --release", {
+        let mut c = cmd("trunk");
+        c.args(["build", "--release"]);
+        c
+    }) {
+        tally.step("end-to-end (headless Chromium)", {
+            let mut c = cmd("cargo");
+            c.args([
+                "test",
+                "-p",
+                "ttft-e2e",
+                "--",
+                "--ignored",
+                "--test-threads=1",
+            ]);
+            c
+        });
     }
-    eprintln!("\nxtask test finished in {:.0} s", started.elapsed().as_secs_f64());
+    let Tally { passed, failed } = tally;
+    eprintln!(
+        "\nxtask test finished in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     for f in &failed {
         eprintln!("FAILED: {f}");
     }
     println!("steps: {} passed, {} failed", passed.len(), failed.len());
-    if failed.is_empty() { Ok(()) } else { bail!("{} step(s) failed", failed.len()) }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        bail!("{} step(s) failed", failed.len())
+    }
+}
+
+/// Which steps passed and failed.
+#[derive(Default)]
+struct Tally {
+    passed: Vec<String>,
+    failed: Vec<String>,
+}
+
+impl Tally {
+    /// Runs a step, recording the result; returns whether it passed.
+    fn step(&mut self, name: &str, c: Command) -> bool {
+        match run(name, c) {
+            Ok(()) => {
+                self.passed.push(name.to_owned());
+                true
+            }
+            Err(e) => {
+                eprintln!("!!  {e}");
+                self.failed.push(name.to_owned());
+                false
+            }
+        }
+    }
 }
 
 fn main() -> Result<()> {

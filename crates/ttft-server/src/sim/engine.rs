@@ -54,10 +54,23 @@ impl Engine {
     }
 
     /// Queues a request; its events arrive on the returned receiver.
-    pub fn submit(&self, id: u64, prompt_tokens: u32, planned: u32) -> Result<mpsc::UnboundedReceiver<EngineEvent>, QueueFull> {
+    pub fn submit(
+        &self,
+        id: u64,
+        prompt_tokens: u32,
+        planned: u32,
+    ) -> Result<mpsc::UnboundedReceiver<EngineEvent>, QueueFull> {
         let (tx, rx) = mpsc::unbounded_channel();
-        self.shared.sched.lock().expect("scheduler lock").submit(id, prompt_tokens, planned)?;
-        self.shared.senders.lock().expect("senders lock").insert(id, tx);
+        self.shared
+            .sched
+            .lock()
+            .expect("scheduler lock")
+            .submit(id, prompt_tokens, planned)?;
+        self.shared
+            .senders
+            .lock()
+            .expect("senders lock")
+            .insert(id, tx);
         self.shared.notify.notify_one();
         Ok(rx)
     }
@@ -89,7 +102,12 @@ async fn run(shared: Arc<Shared>) {
                 let (id, msg, last) = match ev {
                     SchedEvent::Token { id, index } => (
                         id,
-                        EngineEvent::Token { index, scheduled: deadline, prefill_ms: step.prefill.then_some(step.duration_ms), batch: step.batch },
+                        EngineEvent::Token {
+                            index,
+                            scheduled: deadline,
+                            prefill_ms: step.prefill.then_some(step.duration_ms),
+                            batch: step.batch,
+                        },
                         false,
                     ),
                     SchedEvent::Preempted { id } => (id, EngineEvent::Preempted, false),
@@ -122,15 +140,26 @@ pub struct Engines {
 impl Engines {
     /// The engine of `name`, started with `model` if new.
     pub fn get(&self, name: &'static str, model: &LatencyModel) -> Engine {
-        self.map.lock().expect("engines lock").entry(name).or_insert_with(|| Engine::spawn(model.clone())).clone()
+        self.map
+            .lock()
+            .expect("engines lock")
+            .entry(name)
+            .or_insert_with(|| Engine::spawn(model.clone()))
+            .clone()
     }
 
     /// `(model, running, waiting, kv)` for every started engine.
     pub fn loads(&self) -> Vec<(&'static str, usize, usize, u32)> {
-        let mut v: Vec<_> = self.map.lock().expect("engines lock").iter().map(|(n, e)| {
-            let (r, w, kv) = e.load();
-            (*n, r, w, kv)
-        }).collect();
+        let mut v: Vec<_> = self
+            .map
+            .lock()
+            .expect("engines lock")
+            .iter()
+            .map(|(n, e)| {
+                let (r, w, kv) = e.load();
+                (*n, r, w, kv)
+            })
+            .collect();
         v.sort();
         v
     }

@@ -60,9 +60,32 @@ fn anthropic(ev: &str, v: &Value) -> String {
 }
 
 impl Framer {
-    /// A framer.
-    pub fn new(flavour: Flavour, api: Api, id: String, model: String, created: u64, include_usage: bool, continuous_usage: bool, prompt_tokens: u32) -> Self {
-        Self { flavour, api, id, model, created, include_usage, continuous_usage, prompt_tokens, sent_tokens: 0, tool_started: false, block_open: None, block_index: 0 }
+    /// A framer. (Each argument is one fact of the response; a struct would only rename them.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        flavour: Flavour,
+        api: Api,
+        id: String,
+        model: String,
+        created: u64,
+        include_usage: bool,
+        continuous_usage: bool,
+        prompt_tokens: u32,
+    ) -> Self {
+        Self {
+            flavour,
+            api,
+            id,
+            model,
+            created,
+            include_usage,
+            continuous_usage,
+            prompt_tokens,
+            sent_tokens: 0,
+            tool_started: false,
+            block_open: None,
+            block_index: 0,
+        }
     }
 
     fn usage(&self) -> Value {
@@ -88,7 +111,11 @@ impl Framer {
                 choice["finish_reason"] = json!(finish);
             }
         }
-        let id = if self.flavour == Flavour::Tgi { String::new() } else { self.id.clone() };
+        let id = if self.flavour == Flavour::Tgi {
+            String::new()
+        } else {
+            self.id.clone()
+        };
         let mut chunk = json!({"id": id, "object": "chat.completion.chunk", "created": self.created, "model": self.model, "choices": [choice]});
         match self.flavour {
             Flavour::Sglang | Flavour::Tgi => chunk["usage"] = Value::Null,
@@ -126,16 +153,26 @@ impl Framer {
             Api::Completions => String::new(),
             Api::Chat => match self.flavour {
                 Flavour::Ollama | Flavour::Tgi => String::new(),
-                Flavour::Trtllm => format!("data: {} \n\n", self.chat_chunk(json!({"role": "assistant"}), None)),
-                Flavour::Llamacpp => sse(&self.chat_chunk(json!({"role": "assistant", "content": null}), None)),
-                _ => sse(&self.chat_chunk(self.full_delta(json!({"role": "assistant", "content": ""})), None)),
+                Flavour::Trtllm => format!(
+                    "data: {} \n\n",
+                    self.chat_chunk(json!({"role": "assistant"}), None)
+                ),
+                Flavour::Llamacpp => {
+                    sse(&self.chat_chunk(json!({"role": "assistant", "content": null}), None))
+                }
+                _ => sse(&self.chat_chunk(
+                    self.full_delta(json!({"role": "assistant", "content": ""})),
+                    None,
+                )),
             },
         }
     }
 
     /// One chunk carrying `group` (tokens of one kind).
     pub fn chunk(&mut self, group: &[Piece]) -> String {
-        let Some(first) = group.first() else { return String::new() };
+        let Some(first) = group.first() else {
+            return String::new();
+        };
         self.sent_tokens += group.len() as u32;
         let text: String = group.iter().map(|p| p.text.as_str()).collect();
         match self.api {
@@ -148,7 +185,8 @@ impl Framer {
             }
             Api::Anthropic => self.anthropic_chunk(first.kind, &text),
             Api::Chat => {
-                let first_content = self.flavour == Flavour::Ollama && self.sent_tokens == group.len() as u32;
+                let first_content =
+                    self.flavour == Flavour::Ollama && self.sent_tokens == group.len() as u32;
                 let mut delta = match first.kind {
                     PieceKind::Answer => json!({"content": text}),
                     PieceKind::Reasoning => match self.flavour {
@@ -159,7 +197,9 @@ impl Framer {
                         self.tool_started = true;
                         json!({"tool_calls": [{"index": 0, "type": "function", "id": format!("call-{}", self.id), "function": {"name": text, "arguments": ""}}]})
                     }
-                    PieceKind::ToolArgs => json!({"tool_calls": [{"index": 0, "function": {"arguments": text}}]}),
+                    PieceKind::ToolArgs => {
+                        json!({"tool_calls": [{"index": 0, "function": {"arguments": text}}]})
+                    }
                 };
                 if first_content {
                     delta["role"] = json!("assistant");
@@ -181,15 +221,23 @@ impl Framer {
         let mut out = String::new();
         if self.block_open != Some(block) {
             if self.block_open.is_some() {
-                out += &anthropic("content_block_stop", &json!({"type":"content_block_stop","index": self.block_index}));
+                out += &anthropic(
+                    "content_block_stop",
+                    &json!({"type":"content_block_stop","index": self.block_index}),
+                );
                 self.block_index += 1;
             }
             let start = match block {
                 "thinking" => json!({"type":"thinking","thinking":""}),
                 "text" => json!({"type":"text","text":""}),
-                _ => json!({"type":"tool_use","id": format!("toolu_{}", self.id),"name": if kind == PieceKind::ToolName { text } else { "tool" },"input":{}}),
+                _ => {
+                    json!({"type":"tool_use","id": format!("toolu_{}", self.id),"name": if kind == PieceKind::ToolName { text } else { "tool" },"input":{}})
+                }
             };
-            out += &anthropic("content_block_start", &json!({"type":"content_block_start","index": self.block_index,"content_block": start}));
+            out += &anthropic(
+                "content_block_start",
+                &json!({"type":"content_block_start","index": self.block_index,"content_block": start}),
+            );
             self.block_open = Some(block);
             if kind == PieceKind::ToolName {
                 return out;
@@ -200,7 +248,10 @@ impl Framer {
             PieceKind::Answer => json!({"type":"text_delta","text": text}),
             _ => json!({"type":"input_json_delta","partial_json": text}),
         };
-        out + &anthropic("content_block_delta", &json!({"type":"content_block_delta","index": self.block_index,"delta": delta}))
+        out + &anthropic(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index": self.block_index,"delta": delta}),
+        )
     }
 
     /// The closing events: finish reason, usage, timings, terminal marker.
@@ -209,27 +260,39 @@ impl Framer {
             Api::Anthropic => {
                 let mut out = String::new();
                 if self.block_open.is_some() {
-                    out += &anthropic("content_block_stop", &json!({"type":"content_block_stop","index": self.block_index}));
+                    out += &anthropic(
+                        "content_block_stop",
+                        &json!({"type":"content_block_stop","index": self.block_index}),
+                    );
                 }
                 let stop = match reason {
                     "length" => "max_tokens",
                     "tool_calls" => "tool_use",
                     _ => "end_turn",
                 };
-                out += &anthropic("message_delta", &json!({"type":"message_delta","delta":{"stop_reason": stop,"stop_sequence":null},"usage":{"output_tokens": self.sent_tokens}}));
+                out += &anthropic(
+                    "message_delta",
+                    &json!({"type":"message_delta","delta":{"stop_reason": stop,"stop_sequence":null},"usage":{"output_tokens": self.sent_tokens}}),
+                );
                 out + &anthropic("message_stop", &json!({"type":"message_stop"}))
             }
             Api::Completions => {
-                let mut out = sse(&json!({"id": self.id, "object": "text_completion", "created": self.created, "model": self.model, "choices": [{"index": 0, "text": "", "logprobs": null, "finish_reason": reason}]}));
+                let mut out = sse(
+                    &json!({"id": self.id, "object": "text_completion", "created": self.created, "model": self.model, "choices": [{"index": 0, "text": "", "logprobs": null, "finish_reason": reason}]}),
+                );
                 if self.include_usage {
-                    out += &sse(&json!({"id": self.id, "object": "text_completion", "created": self.created, "model": self.model, "choices": [], "usage": self.usage()}));
+                    out += &sse(
+                        &json!({"id": self.id, "object": "text_completion", "created": self.created, "model": self.model, "choices": [], "usage": self.usage()}),
+                    );
                 }
                 out + "data: [DONE]\n\n"
             }
             Api::Chat => {
                 let delta = match self.flavour {
                     Flavour::Llamacpp | Flavour::Ollama => json!({}),
-                    Flavour::Sglang => json!({"role": null, "content": null, "reasoning_content": null, "tool_calls": null}),
+                    Flavour::Sglang => {
+                        json!({"role": null, "content": null, "reasoning_content": null, "tool_calls": null})
+                    }
                     Flavour::Trtllm => json!({"content": "", "reasoning_content": ""}),
                     _ => self.full_delta(json!({"content": ""})),
                 };
@@ -239,7 +302,11 @@ impl Framer {
                     json!({"cache_n": 0, "prompt_n": self.prompt_tokens, "prompt_ms": timings.prompt_ms, "prompt_per_token_ms": timings.prompt_ms / f64::from(self.prompt_tokens.max(1)), "predicted_n": self.sent_tokens, "predicted_ms": timings.predicted_ms, "predicted_per_token_ms": timings.predicted_ms / n, "predicted_per_second": n / timings.predicted_ms.max(1e-9) * 1e3})
                 });
                 if self.include_usage || timings.is_some() {
-                    let id = if self.flavour == Flavour::Tgi { String::new() } else { self.id.clone() };
+                    let id = if self.flavour == Flavour::Tgi {
+                        String::new()
+                    } else {
+                        self.id.clone()
+                    };
                     let mut u = json!({"id": id, "object": "chat.completion.chunk", "created": self.created, "model": self.model, "choices": []});
                     if self.include_usage {
                         u["usage"] = self.usage();
@@ -257,12 +324,24 @@ impl Framer {
     /// A mid-stream error as the flavour reports it (llama.cpp and TRT-LLM: no `[DONE]`).
     pub fn error(&self, message: &str) -> String {
         match self.api {
-            Api::Anthropic => anthropic("error", &json!({"type":"error","error":{"type":"overloaded_error","message": message}})),
+            Api::Anthropic => anthropic(
+                "error",
+                &json!({"type":"error","error":{"type":"overloaded_error","message": message}}),
+            ),
             _ => match self.flavour {
-                Flavour::Llamacpp => sse(&json!({"error": {"code": 500, "message": message, "type": "server_error"}})),
+                Flavour::Llamacpp => sse(
+                    &json!({"error": {"code": 500, "message": message, "type": "server_error"}}),
+                ),
                 Flavour::Trtllm => String::new(),
-                Flavour::Tgi => sse(&json!({"error": {"message": message, "http_status_code": 500}})) + "data: [DONE]\n\n",
-                _ => sse(&json!({"error": {"message": message, "type": "InternalServerError", "param": null, "code": 500}})) + "data: [DONE]\n\n",
+                Flavour::Tgi => {
+                    sse(&json!({"error": {"message": message, "http_status_code": 500}}))
+                        + "data: [DONE]\n\n"
+                }
+                _ => {
+                    sse(
+                        &json!({"error": {"message": message, "type": "InternalServerError", "param": null, "code": 500}}),
+                    ) + "data: [DONE]\n\n"
+                }
             },
         }
     }

@@ -81,19 +81,36 @@ pub fn plan(profile: &Profile, input: &PlanInput<'_>) -> Plan {
         .and_then(|r| r.get("type"))
         .and_then(Value::as_str)
         .is_some_and(|t| t == "json_object" || t == "json_schema");
-    let tool = input.tools.and_then(Value::as_array).and_then(|t| t.first());
+    let tool = input
+        .tools
+        .and_then(Value::as_array)
+        .and_then(|t| t.first());
     let mut out = Vec::new();
     let mut finish = "length";
     let mut tool_name = None;
     if let Some(tool) = tool {
         let f = tool.get("function").unwrap_or(tool);
-        let name = f.get("name").and_then(Value::as_str).unwrap_or("tool").to_owned();
-        let schema = f.get("parameters").or_else(|| f.get("input_schema")).cloned().unwrap_or(Value::Null);
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("tool")
+            .to_owned();
+        let schema = f
+            .get("parameters")
+            .or_else(|| f.get("input_schema"))
+            .cloned()
+            .unwrap_or(Value::Null);
         let args = text::value_for_schema(&schema, &mut rng, 1);
-        out.push(Piece { kind: PieceKind::ToolName, text: name.clone() });
+        out.push(Piece {
+            kind: PieceKind::ToolName,
+            text: name.clone(),
+        });
         let compact = serde_json::to_string(&args).unwrap_or_default();
         let chars: Vec<char> = compact.chars().collect();
-        out.extend(chars.chunks(3).map(|c| Piece { kind: PieceKind::ToolArgs, text: c.iter().collect() }));
+        out.extend(chars.chunks(3).map(|c| Piece {
+            kind: PieceKind::ToolArgs,
+            text: c.iter().collect(),
+        }));
         finish = "tool_calls";
         tool_name = Some(name);
     } else if profile.behaviour == Behaviour::Agent || wants_json {
@@ -108,13 +125,19 @@ pub fn plan(profile: &Profile, input: &PlanInput<'_>) -> Plan {
     } else {
         if profile.behaviour == Behaviour::Reasoning {
             let r = (n / 3).clamp(1, 64);
-            out.extend(pieces(PieceKind::Reasoning, text::prose_tokens(&mut rng, r, chinese)));
+            out.extend(pieces(
+                PieceKind::Reasoning,
+                text::prose_tokens(&mut rng, r, chinese),
+            ));
         }
         if profile.behaviour == Behaviour::Openers {
             out.extend(pieces(PieceKind::Answer, text::opener(&mut rng, chinese)));
         }
         let rest = n.saturating_sub(out.len()).max(1);
-        out.extend(pieces(PieceKind::Answer, text::prose_tokens(&mut rng, rest, chinese)));
+        out.extend(pieces(
+            PieceKind::Answer,
+            text::prose_tokens(&mut rng, rest, chinese),
+        ));
     }
     if out.len() > n && finish == "length" {
         out.truncate(n);
@@ -128,5 +151,10 @@ pub fn plan(profile: &Profile, input: &PlanInput<'_>) -> Plan {
             _ => None,
         }
     });
-    Plan { pieces: out, fault: fault.flatten(), finish_reason: finish, tool_name }
+    Plan {
+        pieces: out,
+        fault: fault.flatten(),
+        finish_reason: finish,
+        tool_name,
+    }
 }

@@ -51,15 +51,78 @@ const fn lat(prefill_base_ms: f64, prefill_ms_per_token: f64, decode_base_ms: f6
 /// Every profile.
 pub fn profiles() -> Vec<Profile> {
     vec![
-        Profile { name: "model-a", description: "The article's model A: TTFT ≈ 0.8 s, ITL ≈ 65 ms at low load", latency: lat(700.0, 0.5, 62.0), tokens_per_chunk: 1, behaviour: Behaviour::Prose },
-        Profile { name: "model-b", description: "The article's model B: TTFT ≈ 3.5 s, ITL ≈ 40 ms at low load", latency: lat(3380.0, 0.6, 37.0), tokens_per_chunk: 1, behaviour: Behaviour::Prose },
-        Profile { name: "sim-fast", description: "A fast small model for quick runs: TTFT ≈ 60 ms, ITL ≈ 12 ms", latency: LatencyModel { max_batch: 32, kv_capacity: 60_000, ..lat(40.0, 0.1, 9.0) }, tokens_per_chunk: 1, behaviour: Behaviour::Prose },
-        Profile { name: "sim-coalesce", description: "Streams 4 tokens per chunk (stream interval 4)", latency: lat(60.0, 0.1, 12.0), tokens_per_chunk: 4, behaviour: Behaviour::Prose },
-        Profile { name: "sim-openers", description: "Starts answers with boilerplate openers", latency: lat(120.0, 0.2, 25.0), tokens_per_chunk: 1, behaviour: Behaviour::Openers },
-        Profile { name: "sim-reasoning", description: "Streams reasoning_content before the answer", latency: lat(150.0, 0.2, 20.0), tokens_per_chunk: 1, behaviour: Behaviour::Reasoning },
-        Profile { name: "sim-agent", description: "Answers with JSON, or a tool call fitting the request's tools", latency: lat(100.0, 0.2, 15.0), tokens_per_chunk: 1, behaviour: Behaviour::Agent },
-        Profile { name: "sim-flaky", description: "Mid-stream errors, stalls and dropped connections", latency: lat(80.0, 0.1, 15.0), tokens_per_chunk: 1, behaviour: Behaviour::Flaky },
-        Profile { name: "sim-tiny-kv", description: "A small KV cache: preempts and re-prefills under load", latency: LatencyModel { kv_capacity: 2_000, max_batch: 16, max_waiting: 64, ..lat(50.0, 0.1, 10.0) }, tokens_per_chunk: 1, behaviour: Behaviour::Prose },
+        Profile {
+            name: "model-a",
+            description: "The article's model A: TTFT ≈ 0.8 s, ITL ≈ 65 ms at low load",
+            latency: lat(700.0, 0.5, 62.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+        },
+        Profile {
+            name: "model-b",
+            description: "The article's model B: TTFT ≈ 3.5 s, ITL ≈ 40 ms at low load",
+            latency: lat(3380.0, 0.6, 37.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+        },
+        Profile {
+            name: "sim-fast",
+            description: "A fast small model for quick runs: TTFT ≈ 60 ms, ITL ≈ 12 ms",
+            latency: LatencyModel {
+                max_batch: 32,
+                kv_capacity: 60_000,
+                ..lat(40.0, 0.1, 9.0)
+            },
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+        },
+        Profile {
+            name: "sim-coalesce",
+            description: "Streams 4 tokens per chunk (stream interval 4)",
+            latency: lat(60.0, 0.1, 12.0),
+            tokens_per_chunk: 4,
+            behaviour: Behaviour::Prose,
+        },
+        Profile {
+            name: "sim-openers",
+            description: "Starts answers with boilerplate openers",
+            latency: lat(120.0, 0.2, 25.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Openers,
+        },
+        Profile {
+            name: "sim-reasoning",
+            description: "Streams reasoning_content before the answer",
+            latency: lat(150.0, 0.2, 20.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Reasoning,
+        },
+        Profile {
+            name: "sim-agent",
+            description: "Answers with JSON, or a tool call fitting the request's tools",
+            latency: lat(100.0, 0.2, 15.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Agent,
+        },
+        Profile {
+            name: "sim-flaky",
+            description: "Mid-stream errors, stalls and dropped connections",
+            latency: lat(80.0, 0.1, 15.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Flaky,
+        },
+        Profile {
+            name: "sim-tiny-kv",
+            description: "A small KV cache: preempts and re-prefills under load",
+            latency: LatencyModel {
+                kv_capacity: 2_000,
+                max_batch: 16,
+                max_waiting: 64,
+                ..lat(50.0, 0.1, 10.0)
+            },
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+        },
     ]
 }
 
@@ -85,7 +148,15 @@ pub enum Flavour {
 
 impl Flavour {
     /// Every flavour.
-    pub const ALL: [Flavour; 7] = [Flavour::OpenAi, Flavour::Vllm, Flavour::Sglang, Flavour::Trtllm, Flavour::Llamacpp, Flavour::Ollama, Flavour::Tgi];
+    pub const ALL: [Flavour; 7] = [
+        Flavour::OpenAi,
+        Flavour::Vllm,
+        Flavour::Sglang,
+        Flavour::Trtllm,
+        Flavour::Llamacpp,
+        Flavour::Ollama,
+        Flavour::Tgi,
+    ];
 
     /// Parses a name (`vllm`, `sglang`, …).
     pub fn parse(s: &str) -> Option<Self> {
@@ -104,13 +175,29 @@ impl Flavour {
 
 /// Splits `model@flavour` into the profile and the flavour (`vllm` when absent).
 pub fn resolve(model: &str, header_flavour: Option<&str>) -> Result<(Profile, Flavour), String> {
-    let (name, suffix) = model.split_once('@').map_or((model, None), |(n, f)| (n, Some(f)));
+    let (name, suffix) = model
+        .split_once('@')
+        .map_or((model, None), |(n, f)| (n, Some(f)));
     let flavour = match suffix.or(header_flavour) {
-        Some(f) => Flavour::parse(f).ok_or_else(|| format!("unknown flavour '{f}': use openai, vllm, sglang, trtllm, llamacpp, ollama or tgi"))?,
+        Some(f) => Flavour::parse(f).ok_or_else(|| {
+            format!(
+                "unknown flavour '{f}': use openai, vllm, sglang, trtllm, llamacpp, ollama or tgi"
+            )
+        })?,
         None => Flavour::Vllm,
     };
-    let profile = profiles().into_iter().find(|p| p.name == name).ok_or_else(|| {
-        format!("The model `{name}` does not exist. Available: {}", profiles().iter().map(|p| p.name).collect::<Vec<_>>().join(", "))
-    })?;
+    let profile = profiles()
+        .into_iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| {
+            format!(
+                "The model `{name}` does not exist. Available: {}",
+                profiles()
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
     Ok((profile, flavour))
 }

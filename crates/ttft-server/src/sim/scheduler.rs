@@ -106,7 +106,11 @@ pub struct Scheduler {
 impl Scheduler {
     /// An idle scheduler.
     pub fn new(model: LatencyModel) -> Self {
-        Self { model, waiting: VecDeque::new(), running: Vec::new() }
+        Self {
+            model,
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+        }
     }
 
     /// Its model.
@@ -126,7 +130,11 @@ impl Scheduler {
 
     /// KV tokens in use.
     pub fn kv_used(&self) -> u32 {
-        self.running.iter().filter(|s| !s.needs_prefill).map(Seq::kv).sum()
+        self.running
+            .iter()
+            .filter(|s| !s.needs_prefill)
+            .map(Seq::kv)
+            .sum()
     }
 
     /// Queues a request.
@@ -134,7 +142,14 @@ impl Scheduler {
         if self.waiting.len() >= self.model.max_waiting {
             return Err(QueueFull);
         }
-        self.waiting.push_back(Seq { id, prompt_tokens, planned: planned.max(1), generated: 0, needs_prefill: true, preemptions: 0 });
+        self.waiting.push_back(Seq {
+            id,
+            prompt_tokens,
+            planned: planned.max(1),
+            generated: 0,
+            needs_prefill: true,
+            preemptions: 0,
+        });
         Ok(())
     }
 
@@ -198,7 +213,10 @@ impl Scheduler {
             if resumed {
                 continue; // re-prefill rebuilds the cache; the next decode step continues
             }
-            out.push(SchedEvent::Token { id: seq.id, index: seq.generated });
+            out.push(SchedEvent::Token {
+                id: seq.id,
+                index: seq.generated,
+            });
             seq.generated += 1;
         }
         let mut finished = Vec::new();
@@ -211,7 +229,9 @@ impl Scheduler {
         });
         out.extend(finished.into_iter().map(|id| SchedEvent::Finished { id }));
         // Growing sequences may overflow the cache: preempt the newest until it fits.
-        while self.running.len() > 1 && self.running.iter().map(|s| s.kv() + 1).sum::<u32>() > self.model.kv_capacity {
+        while self.running.len() > 1
+            && self.running.iter().map(|s| s.kv() + 1).sum::<u32>() > self.model.kv_capacity
+        {
             let mut victim = self.running.pop().expect("len > 1");
             victim.needs_prefill = true;
             victim.preemptions += 1;

@@ -97,7 +97,13 @@ pub fn prose_tokens(rng: &mut Rng, n: usize, chinese: bool) -> Vec<String> {
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         let s = bank[rng.below(bank.len())];
-        let sep = if out.is_empty() || chinese { "" } else if rng.unit() < 0.2 { "\n\n" } else { " " };
+        let sep = if out.is_empty() || chinese {
+            ""
+        } else if rng.unit() < 0.2 {
+            "\n\n"
+        } else {
+            " "
+        };
         out.extend(tokenize(&format!("{sep}{s}")));
     }
     out.truncate(n);
@@ -106,17 +112,37 @@ pub fn prose_tokens(rng: &mut Rng, n: usize, chinese: bool) -> Vec<String> {
 
 /// Opener tokens.
 pub fn opener(rng: &mut Rng, chinese: bool) -> Vec<String> {
-    let en = ["Sure, here's a summary of the key points:\n\n", "Certainly! Here's what you need to know:\n\n", "Of course. "];
+    let en = [
+        "Sure, here's a summary of the key points:\n\n",
+        "Certainly! Here's what you need to know:\n\n",
+        "Of course. ",
+    ];
     let zh = ["好的，我来帮你总结一下：", "当然可以！以下是要点："];
-    if chinese { tokenize(zh[rng.below(zh.len())]) } else { tokenize(en[rng.below(en.len())]) }
+    if chinese {
+        tokenize(zh[rng.below(zh.len())])
+    } else {
+        tokenize(en[rng.below(en.len())])
+    }
 }
 
 /// A value fitting a JSON schema (objects, arrays, strings, numbers, booleans, enums).
 pub fn value_for_schema(schema: &Value, rng: &mut Rng, depth: u32) -> Value {
-    if let Some(e) = schema.get("enum").and_then(Value::as_array).filter(|e| !e.is_empty()) {
+    if let Some(e) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .filter(|e| !e.is_empty())
+    {
         return e[rng.below(e.len())].clone();
     }
-    let words = ["Paris", "latency", "prefill", "Oslo", "benchmark", "decode", "Tokyo"];
+    let words = [
+        "Paris",
+        "latency",
+        "prefill",
+        "Oslo",
+        "benchmark",
+        "decode",
+        "Tokyo",
+    ];
     match schema.get("type").and_then(Value::as_str) {
         Some("object") | None if depth < 4 => {
             let mut obj = serde_json::Map::new();
@@ -126,15 +152,31 @@ pub fn value_for_schema(schema: &Value, rng: &mut Rng, depth: u32) -> Value {
                 }
             } else if depth == 0 {
                 obj.insert("action".into(), json!("search"));
-                obj.insert("query".into(), json!(format!("{} {}", words[rng.below(7)], words[rng.below(7)])));
-                obj.insert("confidence".into(), json!((rng.unit() * 100.0).round() / 100.0));
-                obj.insert("steps".into(), json!(["measure TTFT", "measure ITL", "compare percentiles"]));
+                obj.insert(
+                    "query".into(),
+                    json!(format!("{} {}", words[rng.below(7)], words[rng.below(7)])),
+                );
+                obj.insert(
+                    "confidence".into(),
+                    json!((rng.unit() * 100.0).round() / 100.0),
+                );
+                obj.insert(
+                    "steps".into(),
+                    json!(["measure TTFT", "measure ITL", "compare percentiles"]),
+                );
             }
             Value::Object(obj)
         }
         Some("array") => {
-            let item = schema.get("items").cloned().unwrap_or(json!({"type": "string"}));
-            Value::Array((0..2 + rng.below(2)).map(|_| value_for_schema(&item, rng, depth + 1)).collect())
+            let item = schema
+                .get("items")
+                .cloned()
+                .unwrap_or(json!({"type": "string"}));
+            Value::Array(
+                (0..2 + rng.below(2))
+                    .map(|_| value_for_schema(&item, rng, depth + 1))
+                    .collect(),
+            )
         }
         Some("integer") => json!(rng.below(100)),
         Some("number") => json!((rng.unit() * 1000.0).round() / 10.0),

@@ -57,7 +57,12 @@ struct Histogram {
 
 impl Histogram {
     fn new(bounds: &'static [f64]) -> Self {
-        Self { bounds, counts: vec![0; bounds.len()], sum: 0.0, count: 0 }
+        Self {
+            bounds,
+            counts: vec![0; bounds.len()],
+            sum: 0.0,
+            count: 0,
+        }
     }
     fn observe(&mut self, v: f64) {
         for (i, b) in self.bounds.iter().enumerate() {
@@ -71,18 +76,34 @@ impl Histogram {
     fn render(&self, out: &mut String, name: &str, help: &str, model: &str) {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
         for (b, c) in self.bounds.iter().zip(&self.counts) {
-            let _ = writeln!(out, "{name}_bucket{{model_name=\"{model}\",le=\"{b}\"}} {c}");
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{model_name=\"{model}\",le=\"{b}\"}} {c}"
+            );
         }
-        let _ = writeln!(out, "{name}_bucket{{model_name=\"{model}\",le=\"+Inf\"}} {}", self.count);
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{model_name=\"{model}\",le=\"+Inf\"}} {}",
+            self.count
+        );
         let _ = writeln!(out, "{name}_sum{{model_name=\"{model}\"}} {}", self.sum);
         let _ = writeln!(out, "{name}_count{{model_name=\"{model}\"}} {}", self.count);
     }
 }
 
 // vLLM's bucket boundaries.
-const TTFT_BUCKETS: &[f64] = &[0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
-const ITL_BUCKETS: &[f64] = &[0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
-const E2E_BUCKETS: &[f64] = &[0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0];
+const TTFT_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
+];
+const ITL_BUCKETS: &[f64] = &[
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+    40.0, 80.0,
+];
+const E2E_BUCKETS: &[f64] = &[
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
+    480.0, 960.0, 1920.0, 7680.0,
+];
 
 #[derive(Debug, Clone)]
 struct ModelMetrics {
@@ -115,15 +136,18 @@ impl TruthStore {
     /// Stores a finished record and updates the metrics.
     pub fn finish(&self, truth: Truth) {
         let mut g = self.inner.lock().expect("truth lock");
-        let m = g.metrics.entry(truth.model.clone()).or_insert_with(|| ModelMetrics {
-            ttft: Histogram::new(TTFT_BUCKETS),
-            itl: Histogram::new(ITL_BUCKETS),
-            e2e: Histogram::new(E2E_BUCKETS),
-            success: HashMap::new(),
-            prompt_tokens: 0,
-            generation_tokens: 0,
-            preemptions: 0,
-        });
+        let m = g
+            .metrics
+            .entry(truth.model.clone())
+            .or_insert_with(|| ModelMetrics {
+                ttft: Histogram::new(TTFT_BUCKETS),
+                itl: Histogram::new(ITL_BUCKETS),
+                e2e: Histogram::new(E2E_BUCKETS),
+                success: HashMap::new(),
+                prompt_tokens: 0,
+                generation_tokens: 0,
+                preemptions: 0,
+            });
         if let Some(first) = truth.chunks.first() {
             m.ttft.observe(first.written_ms / 1e3);
         }
@@ -138,7 +162,11 @@ impl TruthStore {
         }
         *m.success.entry(truth.outcome.clone()).or_insert(0) += 1;
         m.prompt_tokens += u64::from(truth.prompt_tokens);
-        m.generation_tokens += truth.chunks.iter().map(|c| u64::from(c.tokens)).sum::<u64>();
+        m.generation_tokens += truth
+            .chunks
+            .iter()
+            .map(|c| u64::from(c.tokens))
+            .sum::<u64>();
         m.preemptions += u64::from(truth.preemptions);
         g.order.push_back(truth.id.clone());
         g.records.insert(truth.id.clone(), truth);
@@ -151,22 +179,36 @@ impl TruthStore {
 
     /// The record of `id`.
     pub fn get(&self, id: &str) -> Option<Truth> {
-        self.inner.lock().expect("truth lock").records.get(id).cloned()
+        self.inner
+            .lock()
+            .expect("truth lock")
+            .records
+            .get(id)
+            .cloned()
     }
 
     /// Prometheus text with vLLM-compatible names; `loads` are `(model, running, waiting, kv)`.
     pub fn prometheus(&self, loads: &[(&str, usize, usize, u32)]) -> String {
         let g = self.inner.lock().expect("truth lock");
         let mut out = String::new();
-        let _ = writeln!(out, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n# TYPE vllm:num_requests_running gauge");
+        let _ = writeln!(
+            out,
+            "# HELP vllm:num_requests_running Number of requests in model execution batches.\n# TYPE vllm:num_requests_running gauge"
+        );
         for (m, r, _, _) in loads {
             let _ = writeln!(out, "vllm:num_requests_running{{model_name=\"{m}\"}} {r}");
         }
-        let _ = writeln!(out, "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n# TYPE vllm:num_requests_waiting gauge");
+        let _ = writeln!(
+            out,
+            "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n# TYPE vllm:num_requests_waiting gauge"
+        );
         for (m, _, w, _) in loads {
             let _ = writeln!(out, "vllm:num_requests_waiting{{model_name=\"{m}\"}} {w}");
         }
-        let _ = writeln!(out, "# HELP vllm:kv_cache_usage_tokens KV-cache tokens in use.\n# TYPE vllm:kv_cache_usage_tokens gauge");
+        let _ = writeln!(
+            out,
+            "# HELP vllm:kv_cache_usage_tokens KV-cache tokens in use.\n# TYPE vllm:kv_cache_usage_tokens gauge"
+        );
         for (m, _, _, kv) in loads {
             let _ = writeln!(out, "vllm:kv_cache_usage_tokens{{model_name=\"{m}\"}} {kv}");
         }
@@ -174,18 +216,48 @@ impl TruthStore {
         names.sort();
         for name in names {
             let m = &g.metrics[name];
-            m.ttft.render(&mut out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", name);
-            m.itl.render(&mut out, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", name);
-            m.e2e.render(&mut out, "vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", name);
+            m.ttft.render(
+                &mut out,
+                "vllm:time_to_first_token_seconds",
+                "Histogram of time to first token in seconds.",
+                name,
+            );
+            m.itl.render(
+                &mut out,
+                "vllm:inter_token_latency_seconds",
+                "Histogram of inter-token latency in seconds.",
+                name,
+            );
+            m.e2e.render(
+                &mut out,
+                "vllm:e2e_request_latency_seconds",
+                "Histogram of end to end request latency in seconds.",
+                name,
+            );
             let _ = writeln!(out, "# TYPE vllm:request_success_total counter");
             let mut reasons: Vec<_> = m.success.iter().collect();
             reasons.sort();
             for (r, c) in reasons {
-                let _ = writeln!(out, "vllm:request_success_total{{model_name=\"{name}\",finished_reason=\"{r}\"}} {c}");
+                let _ = writeln!(
+                    out,
+                    "vllm:request_success_total{{model_name=\"{name}\",finished_reason=\"{r}\"}} {c}"
+                );
             }
-            let _ = writeln!(out, "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{{model_name=\"{name}\"}} {}", m.prompt_tokens);
-            let _ = writeln!(out, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{model_name=\"{name}\"}} {}", m.generation_tokens);
-            let _ = writeln!(out, "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"{name}\"}} {}", m.preemptions);
+            let _ = writeln!(
+                out,
+                "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{{model_name=\"{name}\"}} {}",
+                m.prompt_tokens
+            );
+            let _ = writeln!(
+                out,
+                "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{model_name=\"{name}\"}} {}",
+                m.generation_tokens
+            );
+            let _ = writeln!(
+                out,
+                "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"{name}\"}} {}",
+                m.preemptions
+            );
         }
         out
     }
