@@ -35,6 +35,8 @@ pub struct Sent {
     pub timeline: RequestTimeline,
     /// The server's `x-request-id`, if exposed.
     pub server_request_id: Option<String>,
+    /// Time the browser held the request before sending it (Resource Timing).
+    pub browser_queue_ms: Option<f64>,
 }
 
 /// Cancels a run: aborts every request in flight and stops starting new ones.
@@ -93,6 +95,7 @@ pub async fn send(
         if headers.set(k, v).is_err() {
             let t = now();
             return Sent {
+                browser_queue_ms: None,
                 timeline: RequestRecorder::new(t, dialect, None).fail(
                     t,
                     Outcome::NetworkError {
@@ -171,6 +174,7 @@ pub async fn send(
             }
         }
     };
+    let browser_queue_ms = resource_timing_queue(&spec.url, t0);
     if let Some((_cb, id)) = timer {
         window.clear_timeout_with_handle(id);
     }
@@ -180,6 +184,33 @@ pub async fn send(
     Sent {
         timeline,
         server_request_id,
+        browser_queue_ms,
+    }
+}
+
+/// Time the browser held a request before sending it: Resource Timing `requestStart −
+/// startTime` of the entry for `url` that started at `t0` (needs `Timing-Allow-Origin` across
+/// origins; `None` when the browser hides it).
+fn resource_timing_queue(url: &str, t0: f64) -> Option<f64> {
+    let perf = web_sys::window()?.performance()?;
+    let entries = perf.get_entries_by_name(url);
+    let mut best: Option<(f64, f64)> = None;
+    for e in entries.iter() {
+        let start = Reflect::get(&e, &"startTime".into()).ok()?.as_f64()?;
+        let request_start = Reflect::get(&e, &"requestStart".into()).ok()?.as_f64()?;
+        let distance = (start - t0).abs();
+        if request_start > 0.0 && distance < 50.0 && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, request_start - start));
+        }
+    }
+    best.map(|(_, q)| q.max(0.0))
+}
+
+/// Prepares Resource Timing for a run: a large buffer, emptied.
+pub fn reset_resource_timing() {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        p.clear_resource_timings();
+        p.set_resource_timing_buffer_size(100_000);
     }
 }
 
@@ -262,6 +293,7 @@ pub async fn run_phases(
         timeout_ms,
     } = plan;
     let total: usize = phases.iter().map(|p| p.jobs.len()).sum();
+    reset_resource_timing();
     let run_start = now();
     let pending: Rc<RefCell<Vec<RequestRecord>>> = Rc::default();
     let last_flush = Rc::new(Cell::new(0.0));
@@ -373,7 +405,7 @@ pub async fn run_phases(
                         level: job.level,
                         warmup: job.warmup,
                         start_ms,
-                        browser_queue_ms: None,
+                        browser_queue_ms: sent.browser_queue_ms,
                         outcome: sent.timeline.outcome.clone(),
                         metrics: m,
                         replay: replay_of(&sent.timeline),

@@ -107,6 +107,9 @@ pub struct ScenarioConfig {
     pub ignore_eos: bool,
     /// Poisson arrival rate (requests/s); 0 = closed loop at the concurrency.
     pub rate_per_s: f64,
+    /// Extra request fields as a JSON object (e.g. llama.cpp `{"cache_prompt": false}`).
+    #[serde(default)]
+    pub extra_body: String,
 }
 
 impl Default for ScenarioConfig {
@@ -131,6 +134,7 @@ impl Default for ScenarioConfig {
             continuous_usage: false,
             ignore_eos: false,
             rate_per_s: 0.0,
+            extra_body: String::new(),
         }
     }
 }
@@ -224,7 +228,7 @@ impl ScenarioConfig {
             ignore_eos: self.ignore_eos,
             response_format: None,
             tools: None,
-            extra_body: None,
+            extra_body: serde_json::from_str(&self.extra_body).ok(),
         };
         if self.kind == ScenarioKind::AgentJson || self.kind == ScenarioKind::MultiTurn {
             let props: serde_json::Map<String, serde_json::Value> = keys(&self.required_keys)
@@ -254,6 +258,14 @@ impl ScenarioConfig {
         }
         if self.max_tokens == 0 || self.requests == 0 || self.concurrency == 0 {
             return Err("max tokens, requests and concurrency must be at least 1".into());
+        }
+        if !self.extra_body.trim().is_empty()
+            && !serde_json::from_str::<serde_json::Value>(&self.extra_body)
+                .is_ok_and(|v| v.is_object())
+        {
+            return Err(
+                "extra request fields must be a JSON object, e.g. {\"cache_prompt\": false}".into(),
+            );
         }
         let prompt = self.prompt();
         if prompt.trim().is_empty() {

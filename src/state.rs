@@ -27,6 +27,10 @@ pub struct EndpointConfig {
     pub extra_headers: String,
     /// Reference endpoint: which server's framing to imitate.
     pub flavour: String,
+    /// More base URLs serving the same model, one per line: requests are spread over them
+    /// round-robin (browsers allow 6 HTTP/1.1 connections per origin).
+    #[serde(default)]
+    pub shards: String,
 }
 
 impl Default for EndpointConfig {
@@ -39,6 +43,7 @@ impl Default for EndpointConfig {
             remember_key: false,
             extra_headers: String::new(),
             flavour: "vllm".into(),
+            shards: String::new(),
         }
     }
 }
@@ -53,6 +58,19 @@ impl EndpointConfig {
         } else {
             self.base_url.trim().to_owned()
         }
+    }
+
+    /// Every base URL requests go to: the main one, then the shards.
+    pub fn bases(&self) -> Vec<String> {
+        let mut v = vec![self.effective_base()];
+        v.extend(
+            self.shards
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned),
+        );
+        v
     }
 
     /// Whether this is the built-in reference endpoint.

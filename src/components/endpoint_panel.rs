@@ -105,6 +105,10 @@ pub fn EndpointPanel() -> impl IntoView {
                 <textarea rows="2" prop:value=move || ep.with(|e| e.extra_headers.clone())
                     on:change=move |ev| set(&|e| e.extra_headers = event_target_value(&ev))></textarea>
             </label>
+            <label>"Shard base URLs (optional, one per line)"
+                <textarea rows="2" data-testid="shards" prop:value=move || ep.with(|e| e.shards.clone())
+                    on:change=move |ev| set(&|e| e.shards = event_target_value(&ev))></textarea>
+            </label>
             <button data-testid="test-connection" on:click=move |_| test(())>"Test connection"</button>
             {move || conn.get().map(|r| match r {
                 Ok(m) => view! { <p class="ok" data-testid="connection-result">{m}</p> }.into_any(),

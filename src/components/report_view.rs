@@ -55,6 +55,8 @@ fn Headline(
             <Figure label="Time to valid JSON P50" value=ms(p(agg.json_valid, |s| s.p50)) testid="json-valid-p50" />
             <Figure label="Goodput" value=pct(agg.goodput) testid="goodput" />
             <Figure label="Errors" value=format!("{errors} / {}", agg.count) testid="errors" />
+            {agg.server_per_token.map(|s| view! { <Figure label="Server decode/token P50 (reported)" value=ms(Some(s.p50)) testid="server-per-token" /> })}
+            {agg.server_prefill.map(|s| view! { <Figure label="Server prefill P50 (reported)" value=ms(Some(s.p50)) testid="server-prefill" /> })}
         </div>
     }
 }
@@ -133,7 +135,7 @@ fn Requests(
         <section>
             <h3>"Requests"</h3>
             <table data-testid="requests">
-                <thead><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th>"TTFB"</th><th>"TTFT"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
+                <thead><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th>"Browser queue"</th><th>"TTFB"</th><th>"TTFT"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
                 <tbody>
                     {report.requests.iter().map(|r| {
                         let m = &r.metrics;
@@ -147,7 +149,7 @@ fn Requests(
                         view! {
                             <tr class=if r.outcome.is_ok() { "" } else { "failed" } data-outcome=r.outcome.kind()>
                                 <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
-                                <td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td>{ms(m.meaningful_ms)}</td>
+                                <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td>{ms(m.meaningful_ms)}</td>
                                 <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>
                                 <td class="notes">{notes.join(" · ")}</td>
                             </tr>

@@ -29,11 +29,12 @@ pub fn RunControls() -> impl IntoView {
             Err(m) => return studio.notice.set(Some(format!("cannot start: {m}"))),
         };
         let total = phases.iter().map(|p| p.jobs.len()).sum();
-        if ep.dialect.is_none()
-            && phases.iter().any(|p| p.concurrency > 6)
-            && ep.effective_base().starts_with("http://")
-        {
-            studio.notice.set(Some("note: browsers open at most 6 HTTP/1.1 connections per origin; requests above 6 wait in the browser, which inflates TTFT. Use HTTPS/HTTP/2 or shard URLs for higher concurrency.".into()));
+        let bases = ep.bases();
+        let max_concurrency = phases.iter().map(|p| p.concurrency).max().unwrap_or(1) as usize;
+        if max_concurrency > 6 * bases.len() && bases.iter().any(|b| b.starts_with("http://")) {
+            studio.notice.set(Some(format!(
+                "note: browsers open at most 6 HTTP/1.1 connections per origin; at concurrency {max_concurrency} requests would wait in the browser and inflate TTFT. Add shard URLs (the reference server's --extra-ports gives them) or use HTTPS/HTTP/2."
+            )));
         }
         let base = ep.effective_base();
         let report = Report {
@@ -75,8 +76,13 @@ pub fn RunControls() -> impl IntoView {
         let handle = RunHandle::default();
         studio.handle.set_value(Some(handle.clone()));
         let dialect = ep.dialect;
+        let next = std::cell::Cell::new(0usize);
         let build: Rc<dyn Fn(&crate::scenario::Job) -> ttft_core::request::HttpRequestSpec> =
-            Rc::new(move |job| build_request(&base, dialect, &job.params));
+            Rc::new(move |job| {
+                let i = next.get();
+                next.set(i + 1);
+                build_request(&bases[i % bases.len()], dialect, &job.params)
+            });
         let metrics = MetricsConfig {
             track_json: !sc.required_keys().is_empty()
                 || sc.kind == crate::scenario::ScenarioKind::AgentJson,

@@ -79,9 +79,13 @@ pub fn ScenarioPanel() -> impl IntoView {
             <Show when=move || kind() == ScenarioKind::MultiTurn>
                 <NumberField label="Rounds" testid="rounds" get=|c| f64::from(c.rounds) put=|c, v| c.rounds = v.max(1.0) as u32 />
             </Show>
+            <label>"Extra request fields (JSON object)"
+                <input data-testid="extra-body" placeholder="{\"cache_prompt\": false}" prop:value=move || sc.with(|c| c.extra_body.clone())
+                    on:change=move |ev| sc.update(|c| c.extra_body = event_target_value(&ev)) />
+            </label>
             <label class="inline"><input type="checkbox" prop:checked=move || sc.with(|c| c.continuous_usage)
                 on:change=move |ev| sc.update(|c| c.continuous_usage = event_target_checked(&ev)) />"continuous usage stats (vLLM, SGLang)"</label>
-            <label class="inline"><input type="checkbox" prop:checked=move || sc.with(|c| c.ignore_eos)
+            <label class="inline"><input type="checkbox" data-testid="ignore-eos" prop:checked=move || sc.with(|c| c.ignore_eos)
                 on:change=move |ev| sc.update(|c| c.ignore_eos = event_target_checked(&ev)) />"ignore EOS (fixed output length)"</label>
         </fieldset>
     }

@@ -153,6 +153,15 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
             "Keep production concurrency below the knee, or add capacity there.",
         ));
     }
+    if let Some(q) = agg.browser_queue.filter(|q| q.p95 > 5.0) {
+        out.push(finding(
+            "browser_queue",
+            Severity::Warning,
+            "Requests waited in the browser before being sent",
+            format!("browser queue P50 {:.1} ms, P95 {:.1} ms, max {:.0} ms (included in TTFT)", q.p50, q.p95, q.max),
+            "Browsers open at most 6 HTTP/1.1 connections per origin: lower concurrency to 6, add shard URLs, or serve over HTTP/2.",
+        ));
+    }
     if !agg.errors.is_empty() {
         let total: usize = agg.errors.values().sum();
         out.push(finding(

@@ -177,6 +177,13 @@ pub struct Aggregates {
     pub knee_factor: f64,
     /// Total tokens counted from usage / server figures rather than estimated.
     pub tokens_from_server: usize,
+    /// Time requests waited inside the browser before being sent (Resource Timing
+    /// `requestStart − startTime`: the 6-connections-per-origin queue and connection setup).
+    pub browser_queue: Option<Summary>,
+    /// Server-reported prefill time (llama.cpp `timings.prompt_ms`, Ollama), beside the client's TTFT.
+    pub server_prefill: Option<Summary>,
+    /// Server-reported decode time per token (llama.cpp `predicted_per_token_ms`), beside the client's ITL.
+    pub server_per_token: Option<Summary>,
 }
 
 fn summary(values: impl Iterator<Item = f64>) -> Option<Summary> {
@@ -321,6 +328,12 @@ impl Report {
             groups,
             knee_level,
             knee_factor,
+            browser_queue: summary(reqs.iter().filter_map(|r| r.browser_queue_ms)),
+            server_prefill: summary(ok.iter().filter_map(|m| m.server_timings?.prompt_ms)),
+            server_per_token: summary(
+                ok.iter()
+                    .filter_map(|m| m.server_timings?.predicted_per_token_ms),
+            ),
             tokens_from_server: ok
                 .iter()
                 .filter(|m| m.token_source != crate::metrics::TokenSource::Estimate)

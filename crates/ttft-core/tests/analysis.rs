@@ -244,14 +244,22 @@ fn concurrency_groups_knee_and_bandwidth_finding() {
             ));
         }
     }
-    let r = report_of(reqs);
+    let mut r = report_of(reqs);
+    for (i, req) in r.requests.iter_mut().enumerate() {
+        req.browser_queue_ms = Some(if i >= 9 { 400.0 } else { 0.2 });
+    }
     let agg = r.aggregates();
     assert_eq!(agg.groups.len(), 4);
+    assert!(agg.browser_queue.unwrap().p95 > 5.0);
     assert_eq!(agg.groups[0].level, Some(1.0));
     assert_eq!(agg.knee_level, Some(16.0));
     let f = diagnose(&r, &agg);
     assert!(f.iter().any(|f| f.id == "bandwidth"), "{f:?}");
     assert!(f.iter().any(|f| f.id == "knee"));
+    assert!(
+        f.iter().any(|f| f.id == "browser_queue"),
+        "queueing in the browser is called out"
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@
 pub mod api;
 pub mod sim;
 
+use std::future::IntoFuture;
 use std::path::PathBuf;
 
 use axum::Router;
@@ -89,5 +90,23 @@ pub fn app(config: Config) -> Router {
 
 /// Serves [`app`] on an already bound listener until the process ends.
 pub async fn serve(listener: tokio::net::TcpListener, config: Config) -> std::io::Result<()> {
-    axum::serve(listener, app(config)).await
+    serve_many(vec![listener], config).await
+}
+
+/// Serves one [`app`] (one simulator, one ground-truth store) on several listeners: browsers
+/// open at most 6 HTTP/1.1 connections per origin, so each extra port is another origin the
+/// studio can shard requests over.
+pub async fn serve_many(
+    listeners: Vec<tokio::net::TcpListener>,
+    config: Config,
+) -> std::io::Result<()> {
+    let router = app(config);
+    let mut tasks = tokio::task::JoinSet::new();
+    for l in listeners {
+        tasks.spawn(axum::serve(l, router.clone()).into_future());
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.map_err(std::io::Error::other)??;
+    }
+    Ok(())
 }

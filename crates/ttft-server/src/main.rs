@@ -10,6 +10,7 @@ fn main() -> anyhow::Result<()> {
     let mut port: u16 = 8080;
     let mut dist: Option<PathBuf> = None;
     let mut seed = 0u64;
+    let mut extra_ports = 0u16;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().with_context(|| format!("{a} needs a value"));
@@ -18,8 +19,13 @@ fn main() -> anyhow::Result<()> {
             "--port" => port = val()?.parse().context("--port takes a number")?,
             "--dist" => dist = Some(PathBuf::from(val()?)),
             "--seed" => seed = val()?.parse().context("--seed takes a number")?,
+            "--extra-ports" => {
+                extra_ports = val()?.parse().context("--extra-ports takes a number")?
+            }
             "-h" | "--help" => {
-                println!("ttft-server [--host 127.0.0.1] [--port 8080] [--dist dist] [--seed 0]");
+                println!(
+                    "ttft-server [--host 127.0.0.1] [--port 8080] [--dist dist] [--seed 0] [--extra-ports N]"
+                );
                 return Ok(());
             }
             other => bail!("unknown argument {other}: see --help"),
@@ -43,8 +49,28 @@ fn main() -> anyhow::Result<()> {
                 format!("cannot listen on {host}:{port}: is another server using it? pass --port")
             })?;
         let addr = listener.local_addr()?;
+        let mut listeners = vec![listener];
+        let mut shards = Vec::new();
+        for i in 1..=extra_ports {
+            let p = if port == 0 {
+                0
+            } else {
+                port.checked_add(i).context("port out of range")?
+            };
+            let l = tokio::net::TcpListener::bind((host.as_str(), p))
+                .await
+                .with_context(|| format!("cannot listen on extra port {p}"))?;
+            shards.push(format!("http://{}", l.local_addr()?));
+            listeners.push(l);
+        }
         println!("ttft-studio: http://{addr}/  (reference endpoint: http://{addr}/v1)");
-        ttft_server::serve(listener, ttft_server::Config { dist, seed }).await?;
+        if !shards.is_empty() {
+            println!(
+                "shard URLs for concurrency above 6 (same simulator): {}",
+                shards.join(" ")
+            );
+        }
+        ttft_server::serve_many(listeners, ttft_server::Config { dist, seed }).await?;
         anyhow::Ok(())
     })
 }

