@@ -216,3 +216,27 @@ pub async fn wait_run_complete(c: &Client, secs: u64) -> Result<()> {
         .await
         .map(|_| ())
 }
+
+/// A browser on a freshly started studio, with the clock measured.
+pub struct Session {
+    /// The browser (first, so it closes before the driver stops).
+    pub client: Client,
+    /// chromedriver.
+    pub driver: Driver,
+    /// The studio server.
+    pub studio: Studio,
+}
+
+/// Starts the studio, chromedriver and a fresh browser, and opens the studio.
+pub async fn open_studio() -> Result<Session> {
+    let studio = start_studio().await?;
+    let driver = start_driver().await?;
+    let client = browser(&driver).await?;
+    client.goto(&studio.url).await?;
+    wait_text(&client, "clock-status", 10, |t| t.contains("µs")).await?;
+    Ok(Session {
+        client,
+        driver,
+        studio,
+    })
+}

@@ -70,11 +70,8 @@ async fn start_llama() -> anyhow::Result<Llama> {
 #[ignore = "needs llama-server, its model, the built app and Chromium: run `cargo xtask test`"]
 async fn studio_measures_llama_cpp() -> anyhow::Result<()> {
     let llama = start_llama().await?;
-    let studio = start_studio().await?;
-    let driver = start_driver().await?;
-    let c = browser(&driver).await?;
-    c.goto(&studio.url).await?;
-    wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
+    let session = open_studio().await?;
+    let c = &session.client;
     set_field(&c, "base-url", &format!("http://127.0.0.1:{}", llama.port)).await?;
     click(&c, "test-connection").await?;
     wait_text(&c, "connection-result", 20, |t| t.contains("connected")).await?;
@@ -125,7 +122,7 @@ async fn studio_measures_llama_cpp() -> anyhow::Result<()> {
         );
     }
     println!("UI shows server decode/token P50: {per_token_ui}");
-    c.close().await?;
+    session.client.close().await?;
     Ok(())
 }
 
@@ -135,10 +132,8 @@ async fn studio_measures_llama_cpp() -> anyhow::Result<()> {
 #[ignore = "needs llama-server, its model, the built app and Chromium: run `cargo xtask test`"]
 async fn agent_json_against_llama_cpp() -> anyhow::Result<()> {
     let llama = start_llama().await?;
-    let studio = start_studio().await?;
-    let driver = start_driver().await?;
-    let c = browser(&driver).await?;
-    c.goto(&studio.url).await?;
+    let session = open_studio().await?;
+    let c = &session.client;
     set_field(&c, "base-url", &format!("http://127.0.0.1:{}", llama.port)).await?;
     c.find(fantoccini::Locator::Css("[data-testid=scenario-kind]"))
         .await?
@@ -147,7 +142,7 @@ async fn agent_json_against_llama_cpp() -> anyhow::Result<()> {
     set_field(&c, "model", "smollm2").await?;
     set_field(&c, "requests", "2").await?;
     set_field(&c, "warmup", "0").await?;
-    set_field(&c, "max-tokens", "64").await?;
+    set_field(&c, "max-tokens", "200").await?;
     set_field(&c, "required-keys", "city").await?;
     set_field(&c, "extra-body", r#"{"cache_prompt": false}"#).await?;
     click(&c, "start-run").await?;
@@ -172,6 +167,6 @@ async fn agent_json_against_llama_cpp() -> anyhow::Result<()> {
             j.first_bracket_at, j.valid_at
         );
     }
-    c.close().await?;
+    session.client.close().await?;
     Ok(())
 }

@@ -11,10 +11,8 @@ use ttft_e2e::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn chat_run_from_the_ui_shows_ttft_and_clock() -> anyhow::Result<()> {
-    let studio = start_studio().await?;
-    let driver = start_driver().await?;
-    let c = browser(&driver).await?;
-    c.goto(&studio.url).await?;
+    let session = open_studio().await?;
+    let c = &session.client;
     let clock = wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
     assert!(clock.contains("cross-origin isolated"), "{clock}");
     assert!(
@@ -44,7 +42,7 @@ async fn chat_run_from_the_ui_shows_ttft_and_clock() -> anyhow::Result<()> {
     let shot = c.screenshot().await?;
     std::fs::create_dir_all(root().join("docs"))?;
     std::fs::write(root().join("docs/studio.png"), shot)?;
-    c.close().await?;
+    session.client.close().await?;
     Ok(())
 }
 
@@ -59,11 +57,8 @@ async fn chat_run_from_the_ui_shows_ttft_and_clock() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn studio_agrees_with_ground_truth() -> anyhow::Result<()> {
-    let studio = start_studio().await?;
-    let driver = start_driver().await?;
-    let c = browser(&driver).await?;
-    c.goto(&studio.url).await?;
-    wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
+    let session = open_studio().await?;
+    let c = &session.client;
     set_field(&c, "model", "sim-fast").await?;
     set_field(&c, "requests", "6").await?;
     set_field(&c, "concurrency", "3").await?;
@@ -82,8 +77,9 @@ async fn studio_agrees_with_ground_truth() -> anyhow::Result<()> {
             .server_request_id
             .as_ref()
             .expect("x-request-id is exposed to the page");
-        let truth: serde_json::Value =
-            serde_json::from_str(&http_get(studio.port, &format!("/v1/ground-truth/{id}")).await?)?;
+        let truth: serde_json::Value = serde_json::from_str(
+            &http_get(session.studio.port, &format!("/v1/ground-truth/{id}")).await?,
+        )?;
         let written: Vec<f64> = truth["chunks"]
             .as_array()
             .unwrap()
@@ -110,7 +106,7 @@ async fn studio_agrees_with_ground_truth() -> anyhow::Result<()> {
     assert!(g.p50 <= 1.0, "P50 per-gap error {:.3} ms", g.p50);
     assert!(g.p95 <= 8.0, "P95 per-gap error {:.3} ms", g.p95);
     assert!(o.min >= 0.0 && o.max <= 50.0, "TTFT offset {:?}", o);
-    c.close().await?;
+    session.client.close().await?;
     Ok(())
 }
 
@@ -118,11 +114,8 @@ async fn studio_agrees_with_ground_truth() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn concurrency_sweep_completes() -> anyhow::Result<()> {
-    let studio = start_studio().await?;
-    let driver = start_driver().await?;
-    let c = browser(&driver).await?;
-    c.goto(&studio.url).await?;
-    wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
+    let session = open_studio().await?;
+    let c = &session.client;
     c.find(Locator::Css("[data-testid=scenario-kind]"))
         .await?
         .select_by_value("concurrency_sweep")
@@ -144,7 +137,7 @@ async fn concurrency_sweep_completes() -> anyhow::Result<()> {
     // More concurrent streams share each decode step: ITL must not fall as load rises.
     let itl: Vec<f64> = agg.groups.iter().map(|g| g.itl.unwrap().p50).collect();
     assert!(itl[2] >= itl[0], "{itl:?}");
-    c.close().await?;
+    session.client.close().await?;
     Ok(())
 }
 
@@ -152,11 +145,8 @@ async fn concurrency_sweep_completes() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn agent_json_run_reports_time_to_valid_json() -> anyhow::Result<()> {
-    let studio = start_studio().await?;
-    let driver = start_driver().await?;
-    let c = browser(&driver).await?;
-    c.goto(&studio.url).await?;
-    wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
+    let session = open_studio().await?;
+    let c = &session.client;
     c.find(Locator::Css("[data-testid=scenario-kind]"))
         .await?
         .select_by_value("agent_json")
@@ -177,7 +167,7 @@ async fn agent_json_run_reports_time_to_valid_json() -> anyhow::Result<()> {
         assert!(j.valid_at.is_some() && j.missing_keys.is_empty(), "{j:?}");
         assert!(j.first_bracket_at.unwrap() <= j.valid_at.unwrap());
     }
-    c.close().await?;
+    session.client.close().await?;
     Ok(())
 }
 
@@ -185,10 +175,8 @@ async fn agent_json_run_reports_time_to_valid_json() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
-    let studio = start_studio().await?;
-    let driver = start_driver().await?;
-    let c = browser(&driver).await?;
-    c.goto(&studio.url).await?;
+    let session = open_studio().await?;
+    let c = &session.client;
     set_field(&c, "model", "sim-openers").await?;
     set_field(&c, "requests", "3").await?;
     set_field(&c, "max-tokens", "20").await?;
@@ -203,8 +191,8 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
         .await?
         .expect("a link");
     assert!(link.contains("#share=r1."));
-    c.close().await?;
-    let fresh = browser(&driver).await?;
+    c.clone().close().await?;
+    let fresh = browser(&session.driver).await?;
     fresh.goto(&link).await?;
     assert_eq!(
         wait_text(&fresh, "ttft-p50", 10, |t| t.ends_with("ms")).await?,
@@ -216,7 +204,7 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     );
     // A damaged link gives a clear message instead of a blank page.
     fresh
-        .goto(&format!("{}/#share=r1.AAAA", studio.url))
+        .goto(&format!("{}/#share=r1.AAAA", session.studio.url))
         .await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let notice = wait_text(&fresh, "notice", 10, |t| t.contains("shared report")).await?;
@@ -232,10 +220,8 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn http_and_network_errors_are_explained() -> anyhow::Result<()> {
-    let studio = start_studio().await?;
-    let driver = start_driver().await?;
-    let c = browser(&driver).await?;
-    c.goto(&studio.url).await?;
+    let session = open_studio().await?;
+    let c = &session.client;
     set_field(&c, "model", "no-such-model").await?;
     set_field(&c, "requests", "2").await?;
     set_field(&c, "warmup", "0").await?;
@@ -271,6 +257,6 @@ async fn http_and_network_errors_are_explained() -> anyhow::Result<()> {
         assert!(std::time::Instant::now() < deadline, "no network error row");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    c.close().await?;
+    session.client.close().await?;
     Ok(())
 }
