@@ -23,6 +23,8 @@ pub struct Studio {
     pub url: String,
     /// Its port.
     pub port: u16,
+    /// `https://127.0.0.1:PORT` of the HTTP/2 listener (same simulator).
+    pub tls_url: String,
 }
 
 /// Starts the server with the built app.
@@ -38,8 +40,11 @@ pub async fn start_studio() -> Result<Studio> {
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let port = listener.local_addr()?.port();
-    tokio::spawn(ttft_server::serve(
-        listener,
+    let tls = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let tls_url = format!("https://127.0.0.1:{}", tls.local_addr()?.port());
+    tokio::spawn(ttft_server::serve_all(
+        vec![listener],
+        Some(tls),
         ttft_server::Config {
             dist: Some(dist),
             seed: 1,
@@ -48,6 +53,7 @@ pub async fn start_studio() -> Result<Studio> {
     Ok(Studio {
         url: format!("http://127.0.0.1:{port}"),
         port,
+        tls_url,
     })
 }
 
@@ -108,6 +114,7 @@ pub async fn browser(driver: &Driver) -> Result<Client> {
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--disable-background-networking", "--disable-component-update", "--disable-sync",
                      "--no-first-run", "--disable-quic", "--window-size=1400,1000",
+                     "--ignore-certificate-errors",
                      format!("--user-data-dir={}", profile.display())]
         }),
     );

@@ -72,23 +72,23 @@ async fn studio_measures_llama_cpp() -> anyhow::Result<()> {
     let llama = start_llama().await?;
     let session = open_studio().await?;
     let c = &session.client;
-    set_field(&c, "base-url", &format!("http://127.0.0.1:{}", llama.port)).await?;
-    click(&c, "test-connection").await?;
-    wait_text(&c, "connection-result", 20, |t| t.contains("connected")).await?;
-    set_field(&c, "model", "smollm2").await?;
-    set_field(&c, "requests", "3").await?;
-    set_field(&c, "concurrency", "1").await?;
-    set_field(&c, "warmup", "1").await?;
-    set_field(&c, "max-tokens", "32").await?;
-    set_field(&c, "extra-body", r#"{"cache_prompt": false}"#).await?;
+    set_field(c, "base-url", &format!("http://127.0.0.1:{}", llama.port)).await?;
+    click(c, "test-connection").await?;
+    wait_text(c, "connection-result", 20, |t| t.contains("connected")).await?;
+    set_field(c, "model", "smollm2").await?;
+    set_field(c, "requests", "3").await?;
+    set_field(c, "concurrency", "1").await?;
+    set_field(c, "warmup", "1").await?;
+    set_field(c, "max-tokens", "32").await?;
+    set_field(c, "extra-body", r#"{"cache_prompt": false}"#).await?;
     c.find(fantoccini::Locator::Css("[data-testid=ignore-eos]"))
         .await?
         .click()
         .await?;
-    click(&c, "start-run").await?;
-    wait_run_complete(&c, 180).await?;
-    let per_token_ui = wait_text(&c, "server-per-token", 5, |t| t.ends_with("ms")).await?;
-    let runs = saved_runs(&c).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 180).await?;
+    let per_token_ui = wait_text(c, "server-per-token", 5, |t| t.ends_with("ms")).await?;
+    let runs = saved_runs(c).await?;
     let report = &runs[0];
     for r in report.requests.iter().filter(|r| !r.warmup) {
         assert!(r.outcome.is_ok(), "{:?}", r.outcome);
@@ -134,20 +134,20 @@ async fn agent_json_against_llama_cpp() -> anyhow::Result<()> {
     let llama = start_llama().await?;
     let session = open_studio().await?;
     let c = &session.client;
-    set_field(&c, "base-url", &format!("http://127.0.0.1:{}", llama.port)).await?;
+    set_field(c, "base-url", &format!("http://127.0.0.1:{}", llama.port)).await?;
     c.find(fantoccini::Locator::Css("[data-testid=scenario-kind]"))
         .await?
         .select_by_value("agent_json")
         .await?;
-    set_field(&c, "model", "smollm2").await?;
-    set_field(&c, "requests", "2").await?;
-    set_field(&c, "warmup", "0").await?;
-    set_field(&c, "max-tokens", "200").await?;
-    set_field(&c, "required-keys", "city").await?;
-    set_field(&c, "extra-body", r#"{"cache_prompt": false}"#).await?;
-    click(&c, "start-run").await?;
-    wait_run_complete(&c, 180).await?;
-    let runs = saved_runs(&c).await?;
+    set_field(c, "model", "smollm2").await?;
+    set_field(c, "requests", "2").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "200").await?;
+    set_field(c, "required-keys", "city").await?;
+    set_field(c, "extra-body", r#"{"cache_prompt": false}"#).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 180).await?;
+    let runs = saved_runs(c).await?;
     for r in &runs[0].requests {
         assert!(
             r.outcome.is_ok(),

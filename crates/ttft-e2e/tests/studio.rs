@@ -13,23 +13,20 @@ use ttft_e2e::*;
 async fn chat_run_from_the_ui_shows_ttft_and_clock() -> anyhow::Result<()> {
     let session = open_studio().await?;
     let c = &session.client;
-    let clock = wait_text(&c, "clock-status", 10, |t| t.contains("µs")).await?;
+    let clock = wait_text(c, "clock-status", 10, |t| t.contains("µs")).await?;
     assert!(clock.contains("cross-origin isolated"), "{clock}");
     assert!(
         clock.contains("5 µs"),
         "COOP/COEP give 5 µs resolution: {clock}"
     );
-    wait_text(&c, "connection-result", 10, |t| t.contains("connected")).await?;
-    set_field(&c, "model", "sim-fast").await?;
-    set_field(&c, "requests", "4").await?;
-    set_field(&c, "concurrency", "2").await?;
-    set_field(&c, "max-tokens", "24").await?;
-    click(&c, "start-run").await?;
-    wait_run_complete(&c, 60).await?;
-    let ttft = wait_text(&c, "ttft-p50", 5, |t| {
-        t.ends_with("ms") || t.ends_with(" s")
-    })
-    .await?;
+    wait_text(c, "connection-result", 10, |t| t.contains("connected")).await?;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "4").await?;
+    set_field(c, "concurrency", "2").await?;
+    set_field(c, "max-tokens", "24").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let ttft = wait_text(c, "ttft-p50", 5, |t| t.ends_with("ms") || t.ends_with(" s")).await?;
     let value: f64 = ttft.trim_end_matches(" ms").parse().unwrap_or(f64::NAN);
     assert!(
         value > 20.0 && value < 2000.0,
@@ -59,14 +56,14 @@ async fn chat_run_from_the_ui_shows_ttft_and_clock() -> anyhow::Result<()> {
 async fn studio_agrees_with_ground_truth() -> anyhow::Result<()> {
     let session = open_studio().await?;
     let c = &session.client;
-    set_field(&c, "model", "sim-fast").await?;
-    set_field(&c, "requests", "6").await?;
-    set_field(&c, "concurrency", "3").await?;
-    set_field(&c, "max-tokens", "40").await?;
-    set_field(&c, "warmup", "0").await?;
-    click(&c, "start-run").await?;
-    wait_run_complete(&c, 60).await?;
-    let runs = saved_runs(&c).await?;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "6").await?;
+    set_field(c, "concurrency", "3").await?;
+    set_field(c, "max-tokens", "40").await?;
+    set_field(c, "warmup", "0").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let runs = saved_runs(c).await?;
     let report = &runs[0];
     assert_eq!(report.requests.len(), 6);
     let mut gap_errors = Vec::new();
@@ -120,17 +117,17 @@ async fn concurrency_sweep_completes() -> anyhow::Result<()> {
         .await?
         .select_by_value("concurrency_sweep")
         .await?;
-    set_field(&c, "levels", "1, 2, 4").await?;
-    set_field(&c, "requests", "4").await?;
-    set_field(&c, "max-tokens", "16").await?;
-    set_field(&c, "model", "sim-fast").await?;
-    click(&c, "start-run").await?;
-    wait_run_complete(&c, 90).await?;
+    set_field(c, "levels", "1, 2, 4").await?;
+    set_field(c, "requests", "4").await?;
+    set_field(c, "max-tokens", "16").await?;
+    set_field(c, "model", "sim-fast").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 90).await?;
     let groups = c
         .find_all(Locator::Css("[data-testid=groups] tbody tr"))
         .await?;
     assert_eq!(groups.len(), 3);
-    let runs = saved_runs(&c).await?;
+    let runs = saved_runs(c).await?;
     let agg = runs[0].aggregates();
     let levels: Vec<f64> = agg.groups.iter().filter_map(|g| g.level).collect();
     assert_eq!(levels, vec![1.0, 2.0, 4.0]);
@@ -151,17 +148,17 @@ async fn agent_json_run_reports_time_to_valid_json() -> anyhow::Result<()> {
         .await?
         .select_by_value("agent_json")
         .await?;
-    set_field(&c, "model", "sim-agent").await?;
-    set_field(&c, "requests", "3").await?;
-    set_field(&c, "max-tokens", "200").await?;
-    click(&c, "start-run").await?;
-    wait_run_complete(&c, 60).await?;
-    let t = wait_text(&c, "json-valid-p50", 5, |t| {
+    set_field(c, "model", "sim-agent").await?;
+    set_field(c, "requests", "3").await?;
+    set_field(c, "max-tokens", "200").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let t = wait_text(c, "json-valid-p50", 5, |t| {
         t.ends_with("ms") || t.ends_with(" s")
     })
     .await?;
     assert!(!t.contains('—'));
-    let runs = saved_runs(&c).await?;
+    let runs = saved_runs(c).await?;
     for r in runs[0].requests.iter().filter(|r| !r.warmup) {
         let j = r.metrics.json.as_ref().expect("json tracked");
         assert!(j.valid_at.is_some() && j.missing_keys.is_empty(), "{j:?}");
@@ -177,13 +174,13 @@ async fn agent_json_run_reports_time_to_valid_json() -> anyhow::Result<()> {
 async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     let session = open_studio().await?;
     let c = &session.client;
-    set_field(&c, "model", "sim-openers").await?;
-    set_field(&c, "requests", "3").await?;
-    set_field(&c, "max-tokens", "20").await?;
-    click(&c, "start-run").await?;
-    wait_run_complete(&c, 60).await?;
-    let ttft = wait_text(&c, "ttft-p50", 5, |t| t.ends_with("ms")).await?;
-    let itl = wait_text(&c, "itl-p95", 5, |t| t.ends_with("ms")).await?;
+    set_field(c, "model", "sim-openers").await?;
+    set_field(c, "requests", "3").await?;
+    set_field(c, "max-tokens", "20").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let ttft = wait_text(c, "ttft-p50", 5, |t| t.ends_with("ms")).await?;
+    let itl = wait_text(c, "itl-p95", 5, |t| t.ends_with("ms")).await?;
     let link = c
         .find(Locator::Css("[data-testid=share-link]"))
         .await?
@@ -222,11 +219,11 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
 async fn http_and_network_errors_are_explained() -> anyhow::Result<()> {
     let session = open_studio().await?;
     let c = &session.client;
-    set_field(&c, "model", "no-such-model").await?;
-    set_field(&c, "requests", "2").await?;
-    set_field(&c, "warmup", "0").await?;
-    click(&c, "start-run").await?;
-    wait_text(&c, "errors", 30, |t| t.starts_with("2 /")).await?;
+    set_field(c, "model", "no-such-model").await?;
+    set_field(c, "requests", "2").await?;
+    set_field(c, "warmup", "0").await?;
+    click(c, "start-run").await?;
+    wait_text(c, "errors", 30, |t| t.starts_with("2 /")).await?;
     let notes = c
         .find(Locator::Css("[data-testid=requests] tbody tr td.notes"))
         .await?
@@ -237,8 +234,8 @@ async fn http_and_network_errors_are_explained() -> anyhow::Result<()> {
         "{notes}"
     );
     // A closed port: network error with CORS/reachability advice.
-    set_field(&c, "base-url", "http://127.0.0.1:9").await?;
-    click(&c, "start-run").await?;
+    set_field(c, "base-url", "http://127.0.0.1:9").await?;
+    click(c, "start-run").await?;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let rows = c
@@ -258,5 +255,63 @@ async fn http_and_network_errors_are_explained() -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     session.client.close().await?;
+    Ok(())
+}
+
+/// Above 6 concurrent streams: over HTTP/1.1 the browser queues requests (measured with
+/// Resource Timing and called out), over the server's HTTP/2 listener it does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn browser_queue_over_http1_and_none_over_http2() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "12").await?;
+    set_field(c, "concurrency", "12").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "30").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 90).await?;
+    let http1 = saved_runs(c).await?.remove(0);
+    let q1: Vec<f64> = http1
+        .requests
+        .iter()
+        .filter_map(|r| r.browser_queue_ms)
+        .collect();
+    assert_eq!(
+        q1.len(),
+        12,
+        "Resource Timing gives every request's queue time"
+    );
+    let waited = q1.iter().filter(|q| **q > 100.0).count();
+    assert!(
+        waited >= 4,
+        "6 connections per origin: about half of 12 must wait: {q1:?}"
+    );
+    c.find(Locator::Css("[data-finding=browser_queue]")).await?;
+    set_field(c, "base-url", &session.studio.tls_url).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 90).await?;
+    let http2 = saved_runs(c).await?.remove(0);
+    assert!(
+        http2.requests.iter().all(|r| r.outcome.is_ok()),
+        "{:?}",
+        http2
+            .requests
+            .iter()
+            .map(|r| &r.outcome)
+            .collect::<Vec<_>>()
+    );
+    let q2: Vec<f64> = http2
+        .requests
+        .iter()
+        .filter_map(|r| r.browser_queue_ms)
+        .collect();
+    println!("browser queue: HTTP/1.1 {q1:?}\nHTTP/2 {q2:?}");
+    assert!(
+        q2.iter().all(|q| *q < 100.0),
+        "one HTTP/2 connection carries all 12 streams: {q2:?}"
+    );
+    session.client.clone().close().await?;
     Ok(())
 }

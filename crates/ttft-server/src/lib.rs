@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod sim;
+pub mod tls;
 
 use std::future::IntoFuture;
 use std::path::PathBuf;
@@ -100,10 +101,28 @@ pub async fn serve_many(
     listeners: Vec<tokio::net::TcpListener>,
     config: Config,
 ) -> std::io::Result<()> {
+    serve_all(listeners, None, config).await
+}
+
+/// Like [`serve_many`], plus an optional HTTPS listener that speaks HTTP/2 (one connection
+/// carries any number of streams) with a self-signed certificate made at start.
+pub async fn serve_all(
+    listeners: Vec<tokio::net::TcpListener>,
+    tls: Option<std::net::TcpListener>,
+    config: Config,
+) -> std::io::Result<()> {
     let router = app(config);
     let mut tasks = tokio::task::JoinSet::new();
     for l in listeners {
         tasks.spawn(axum::serve(l, router.clone()).into_future());
+    }
+    if let Some(l) = tls {
+        let (cert, key) = tls::self_signed()?;
+        let config = axum_server::tls_rustls::RustlsConfig::from_pem(cert, key).await?;
+        l.set_nonblocking(true)?;
+        let server = axum_server::from_tcp_rustls(l, config)?;
+        let make = router.clone().into_make_service();
+        tasks.spawn(async move { server.serve(make).await });
     }
     while let Some(r) = tasks.join_next().await {
         r.map_err(std::io::Error::other)??;

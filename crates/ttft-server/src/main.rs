@@ -11,6 +11,7 @@ fn main() -> anyhow::Result<()> {
     let mut dist: Option<PathBuf> = None;
     let mut seed = 0u64;
     let mut extra_ports = 0u16;
+    let mut tls_port: Option<u16> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().with_context(|| format!("{a} needs a value"));
@@ -19,12 +20,13 @@ fn main() -> anyhow::Result<()> {
             "--port" => port = val()?.parse().context("--port takes a number")?,
             "--dist" => dist = Some(PathBuf::from(val()?)),
             "--seed" => seed = val()?.parse().context("--seed takes a number")?,
+            "--tls-port" => tls_port = Some(val()?.parse().context("--tls-port takes a number")?),
             "--extra-ports" => {
                 extra_ports = val()?.parse().context("--extra-ports takes a number")?
             }
             "-h" | "--help" => {
                 println!(
-                    "ttft-server [--host 127.0.0.1] [--port 8080] [--dist dist] [--seed 0] [--extra-ports N]"
+                    "ttft-server [--host 127.0.0.1] [--port 8080] [--dist dist] [--seed 0] [--extra-ports N] [--tls-port P]"
                 );
                 return Ok(());
             }
@@ -70,7 +72,18 @@ fn main() -> anyhow::Result<()> {
                 shards.join(" ")
             );
         }
-        ttft_server::serve_many(listeners, ttft_server::Config { dist, seed }).await?;
+        let tls = match tls_port {
+            Some(p) => {
+                let l = std::net::TcpListener::bind((host.as_str(), p)).with_context(|| format!("cannot listen on TLS port {p}"))?;
+                println!(
+                    "HTTP/2 over TLS (self-signed certificate, accept it once in the browser): https://{}/v1",
+                    l.local_addr()?
+                );
+                Some(l)
+            }
+            None => None,
+        };
+        ttft_server::serve_all(listeners, tls, ttft_server::Config { dist, seed }).await?;
         anyhow::Ok(())
     })
 }

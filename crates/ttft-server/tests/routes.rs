@@ -507,3 +507,18 @@ async fn real_socket_stream_matches_ground_truth() {
     assert!(text.starts_with("HTTP/1.1 200"));
     assert!(text.contains("\"outcome\":\"ok\""));
 }
+
+#[tokio::test]
+async fn tls_listener_gets_a_valid_self_signed_certificate() {
+    let (cert, key) = ttft_server::tls::self_signed().unwrap();
+    assert!(
+        String::from_utf8(cert.clone())
+            .unwrap()
+            .starts_with("-----BEGIN CERTIFICATE-----")
+    );
+    assert!(
+        axum_server::tls_rustls::RustlsConfig::from_pem(cert, key)
+            .await
+            .is_ok()
+    );
+}
