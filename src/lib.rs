@@ -13,6 +13,7 @@ pub mod storage;
 
 use leptos::prelude::*;
 
+use components::compare::CompareView;
 use components::endpoint_panel::EndpointPanel;
 use components::report_view::ReportView;
 use components::run_controls::RunControls;
@@ -51,6 +52,7 @@ pub fn App() -> impl IntoView {
         runs: RwSignal::new(runs),
         selected: RwSignal::new(None),
         live: RwSignal::new(None),
+        compare: RwSignal::new(Vec::new()),
         notice: RwSignal::new(warning),
         clock: RwSignal::new(None),
         handle: StoredValue::new_local(None),
@@ -78,6 +80,7 @@ pub fn App() -> impl IntoView {
             </aside>
             <section class="content">
                 <RunControls />
+                <CompareView />
                 <ReportView />
             </section>
         </main>

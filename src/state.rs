@@ -146,6 +146,8 @@ pub struct Studio {
     pub selected: RwSignal<Option<usize>>,
     /// The live run.
     pub live: RwSignal<Option<LiveRun>>,
+    /// Runs ticked for comparison (indices into `runs`).
+    pub compare: RwSignal<Vec<usize>>,
     /// A message for the user (errors, storage warnings).
     pub notice: RwSignal<Option<String>>,
     /// Clock status.

@@ -1,6 +1,8 @@
 //! UI components. They read results from the core; they compute no metrics.
 
+pub mod compare;
 pub mod endpoint_panel;
+pub mod replay;
 pub mod report_view;
 pub mod run_controls;
 pub mod runs_list;

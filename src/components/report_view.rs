@@ -242,6 +242,7 @@ pub fn ReportView() -> impl IntoView {
                     <Headline agg=agg.clone() />
                     <Findings report=r.clone() agg=agg.clone() />
                     <Groups agg=agg />
+                    <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup).cloned().collect() />
                     <ShareBox report=r.clone() />
                     <Requests report=r />
                 </article>

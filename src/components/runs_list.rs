@@ -22,6 +22,12 @@ pub fn RunsList() -> impl IntoView {
                     let title = r.title.clone();
                     view! {
                         <li class:selected=move || studio.selected.get() == Some(i) data-testid="run-item">
+                            <input type="checkbox" title="compare" data-testid="compare-run"
+                                prop:checked=move || studio.compare.with(|c| c.contains(&i))
+                                on:change=move |ev| {
+                                    let on = event_target_checked(&ev);
+                                    studio.compare.update(|c| { c.retain(|x| *x != i); if on && c.len() < 4 { c.push(i) } });
+                                } />
                             <button class="link" on:click=move |_| studio.selected.set(Some(i))>{title.clone()}</button>
                             <button class="link" title="rename" on:click=move |_| {
                                 let w = web_sys::window().expect("window");
@@ -33,6 +39,7 @@ pub fn RunsList() -> impl IntoView {
                             <button class="link" title="delete" data-testid="delete-run" on:click=move |_| {
                                 studio.runs.update(|r| { r.remove(i); });
                                 studio.selected.set(None);
+                                studio.compare.set(Vec::new());
                                 save();
                             }>"✕"</button>
                         </li>

@@ -315,3 +315,46 @@ async fn browser_queue_over_http1_and_none_over_http2() -> anyhow::Result<()> {
     session.client.clone().close().await?;
     Ok(())
 }
+
+/// The article's two models compared: B finishes first, A shows its first token sooner; the
+/// compare view says so, and the replay shows the wait before B's first token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    for model in ["model-a", "model-b"] {
+        set_field(c, "model", model).await?;
+        set_field(c, "requests", "2").await?;
+        set_field(c, "concurrency", "2").await?;
+        set_field(c, "warmup", "0").await?;
+        set_field(c, "max-tokens", "300").await?;
+        click(c, "start-run").await?;
+        wait_run_complete(c, 120).await?;
+    }
+    for b in c
+        .find_all(Locator::Css("[data-testid=compare-run]"))
+        .await?
+    {
+        b.click().await?;
+    }
+    let lesson = wait_text(c, "compare-lesson", 10, |t| !t.is_empty()).await?;
+    assert!(lesson.contains("Total latency lies"), "{lesson}");
+    let (finishes, starts) = lesson.split_once("finishes first").unwrap();
+    assert!(
+        finishes.contains("model-b") && starts.contains("model-a"),
+        "{lesson}"
+    );
+    click(c, "replay-play").await?;
+    let waiting = wait_text(c, "replay-waiting", 5, |t| {
+        t.contains("waiting for the first token")
+    })
+    .await?;
+    println!("{waiting}");
+    tokio::time::sleep(Duration::from_millis(4000)).await;
+    c.execute("document.querySelector('[data-testid=compare]').scrollIntoView()", vec![]).await?;
+    let shot = c.screenshot().await?;
+    std::fs::write(root().join("docs/compare.png"), shot)?;
+    session.client.clone().close().await?;
+    Ok(())
+}
