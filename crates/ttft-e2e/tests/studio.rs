@@ -352,7 +352,11 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
     .await?;
     println!("{waiting}");
     tokio::time::sleep(Duration::from_millis(4000)).await;
-    c.execute("document.querySelector('[data-testid=compare]').scrollIntoView()", vec![]).await?;
+    c.execute(
+        "document.querySelector('[data-testid=compare]').scrollIntoView()",
+        vec![],
+    )
+    .await?;
     let shot = c.screenshot().await?;
     std::fs::write(root().join("docs/compare.png"), shot)?;
     session.client.clone().close().await?;

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use axum::Router;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -114,13 +115,19 @@ pub async fn serve_all(
     let router = app(config);
     let mut tasks = tokio::task::JoinSet::new();
     for l in listeners {
+        // Every chunk must leave at once: no Nagle delay on small SSE writes.
+        let l = l.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         tasks.spawn(axum::serve(l, router.clone()).into_future());
     }
     if let Some(l) = tls {
         let (cert, key) = tls::self_signed()?;
         let config = axum_server::tls_rustls::RustlsConfig::from_pem(cert, key).await?;
         l.set_nonblocking(true)?;
-        let server = axum_server::from_tcp_rustls(l, config)?;
+        let acceptor = axum_server::tls_rustls::RustlsAcceptor::new(config)
+            .acceptor(axum_server::accept::NoDelayAcceptor::new());
+        let server = axum_server::from_tcp(l)?.acceptor(acceptor);
         let make = router.clone().into_make_service();
         tasks.spawn(async move { server.serve(make).await });
     }
