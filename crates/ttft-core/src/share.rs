@@ -3,8 +3,9 @@
 //! Format: `r1.` + base64url (no padding) of the raw-DEFLATE-compressed JSON of the report.
 //! Decoding is bounded (at most [`MAX_INFLATED`] bytes) and every failure is a
 //! [`ShareError`] that says what to do. [`compact_for_share`] drops replay text except for a
-//! sample of requests so links stay short: a 100-request chat report with 5 replays encodes to
-//! about 10–14 KB (see the `share_link_size` test, which prints the figure).
+//! sample of requests so links stay short: the 100-request report of the
+//! `share_round_trip_size_and_bad_links` test (60 tokens each, 5 replays kept) encodes to
+//! 6,346 characters, against 27,541 with every replay kept (the test prints both figures).
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
