@@ -362,3 +362,83 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
     session.client.clone().close().await?;
     Ok(())
 }
+
+/// Cancel keeps partial results: requests in flight end as `aborted`, the run is saved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn cancel_keeps_partial_results() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "model-a").await?;
+    set_field(c, "requests", "4").await?;
+    set_field(c, "concurrency", "2").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "200").await?;
+    click(c, "start-run").await?;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    click(c, "cancel-run").await?;
+    wait_run_complete(c, 30).await?;
+    let run = saved_runs(c).await?.remove(0);
+    let aborted: Vec<_> = run
+        .requests
+        .iter()
+        .filter(|r| r.outcome.kind() == "aborted")
+        .collect();
+    assert!(
+        !aborted.is_empty(),
+        "{:?}",
+        run.requests
+            .iter()
+            .map(|r| r.outcome.kind())
+            .collect::<Vec<_>>()
+    );
+    assert!(run.requests.len() < 4, "no new requests start after cancel");
+    // Partial data is kept: the aborted streams had begun (model-a TTFT ≈ 0.8 s).
+    assert!(
+        aborted
+            .iter()
+            .all(|r| r.metrics.ttft_ms.is_some() && r.metrics.output_events > 0)
+    );
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// A multi-turn agent run: the prompt grows each round and TTFT is reported per round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn multi_turn_prompt_grows_each_round() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    c.find(Locator::Css("[data-testid=scenario-kind]"))
+        .await?
+        .select_by_value("multi_turn")
+        .await?;
+    set_field(c, "model", "sim-agent").await?;
+    set_field(c, "rounds", "3").await?;
+    set_field(c, "max-tokens", "120").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let run = saved_runs(c).await?.remove(0);
+    assert_eq!(run.requests.len(), 3);
+    let prompts: Vec<u64> = run
+        .requests
+        .iter()
+        .map(|r| r.metrics.prompt_tokens.unwrap())
+        .collect();
+    assert!(
+        prompts.windows(2).all(|w| w[1] > w[0]),
+        "prompt grows: {prompts:?}"
+    );
+    assert!(
+        run.requests
+            .iter()
+            .all(|r| !r.metrics.tool_calls.is_empty()
+                && r.metrics.tool_calls[0].valid_at_ms.is_some())
+    );
+    let rows = c
+        .find_all(Locator::Css("[data-testid=groups] tbody tr"))
+        .await?;
+    assert_eq!(rows.len(), 3, "TTFT per round");
+    session.client.clone().close().await?;
+    Ok(())
+}
