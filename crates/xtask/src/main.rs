@@ -275,9 +275,55 @@ fn build_app() -> Result<()> {
     })
 }
 
+/// Newest modification time of the files under `paths` (recursively).
+fn newest(paths: &[PathBuf]) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    let mut stack: Vec<PathBuf> = paths.to_vec();
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = std::fs::metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            stack.extend(
+                std::fs::read_dir(&p)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        } else if let Ok(m) = meta.modified() {
+            newest = newest.max(Some(m));
+        }
+    }
+    newest
+}
+
+/// Whether `dist/` is newer than every input of the app build.
+fn app_is_fresh() -> bool {
+    let r = root();
+    let inputs = [
+        "src",
+        "style",
+        "public",
+        "index.html",
+        "Trunk.toml",
+        "Cargo.toml",
+        "Cargo.lock",
+        "package-lock.json",
+        "crates/ttft-core",
+    ];
+    let built = newest(&[r.join("dist")]);
+    let sources = newest(&inputs.iter().map(|i| r.join(i)).collect::<Vec<_>>());
+    r.join("dist/index.html").exists() && matches!((built, sources), (Some(b), Some(s)) if b > s)
+}
+
 fn serve(args: &[String]) -> Result<()> {
     ensure_tools()?;
-    build_app()?;
+    if app_is_fresh() {
+        eprintln!("==> the built app in dist/ is up to date");
+    } else {
+        build_app()?;
+    }
     let mut server_args = vec![
         "run",
         "--release",
