@@ -255,7 +255,7 @@ fn ensure_llama() -> Result<(PathBuf, PathBuf)> {
             ]);
             c
         })?;
-        run("build llama-server (1–3 min)", {
+        run("build llama-server (≈ 9 min on 2 cores, once)", {
             let mut c = cmd(&tools.join("ninja").display().to_string());
             c.current_dir(&tree)
                 .env("PATH", &path)
