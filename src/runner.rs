@@ -115,7 +115,19 @@ pub async fn send(
     if let Some(c) = &controller {
         init.set_signal(Some(&c.signal()));
     }
-    let t0 = now();
+    // One handle for every stamp of this request: no window/performance lookups before a stamp.
+    let Some(perf) = window.performance() else {
+        let t = now();
+        return Sent {
+            browser_queue_ms: None,
+            timeline: RequestRecorder::new(t, dialect, None).fail(
+                t,
+                Outcome::NetworkError { message: "this browser has no performance clock: use a current Chromium, Firefox or Safari".into() },
+            ),
+            server_request_id: None,
+        };
+    };
+    let t0 = perf.now();
     let fetched = JsFuture::from(window.fetch_with_str_and_init(&spec.url, &init)).await;
     let mut rec = RequestRecorder::new(t0, dialect, None);
     let fail_outcome = |err: &JsValue| -> Outcome {
@@ -151,10 +163,10 @@ pub async fn send(
     let timeline = match fetched {
         Err(e) => {
             let o = fail_outcome(&e);
-            rec.fail(now(), o)
+            rec.fail(perf.now(), o)
         }
         Ok(v) => {
-            let t = now();
+            let t = perf.now();
             let resp: Response = v.unchecked_into();
             let ct = resp.headers().get("content-type").ok().flatten();
             server_request_id = resp.headers().get("x-request-id").ok().flatten();
@@ -168,9 +180,9 @@ pub async fn send(
                         .unwrap_or_default(),
                     Err(_) => String::new(),
                 };
-                rec.http_error(now(), resp.status(), &body)
+                rec.http_error(perf.now(), resp.status(), &body)
             } else {
-                read_body(&resp, rec, &fail_outcome).await
+                read_body(&resp, &perf, rec, &fail_outcome).await
             }
         }
     };
@@ -216,17 +228,18 @@ pub fn reset_resource_timing() {
 
 async fn read_body(
     resp: &Response,
+    perf: &web_sys::Performance,
     mut rec: RequestRecorder,
     fail: &dyn Fn(&JsValue) -> Outcome,
 ) -> RequestTimeline {
     let Some(body) = resp.body() else {
-        return rec.finish(now());
+        return rec.finish(perf.now());
     };
     let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     loop {
         match JsFuture::from(reader.read()).await {
             Ok(chunk) => {
-                let t = now(); // before anything else touches the bytes
+                let t = perf.now(); // before anything else touches the bytes
                 if Reflect::get(&chunk, &"done".into())
                     .ok()
                     .and_then(|d| d.as_bool())
@@ -240,7 +253,7 @@ async fn read_body(
                 }
             }
             Err(e) => {
-                let t = now();
+                let t = perf.now();
                 let outcome = match fail(&e) {
                     Outcome::NetworkError { .. } => Outcome::Truncated { message: "the connection broke mid-stream: the server or a proxy closed it (partial data kept)".into() },
                     o => o,
@@ -415,30 +428,26 @@ pub async fn run_phases(
                     let t = now();
                     if t - last_flush.get() > 250.0 || done.get() == total {
                         last_flush.set(t);
-                        let batch = std::mem::take(&mut *pending.borrow_mut());
-                        on_batch(
-                            batch,
-                            Progress {
-                                done: done.get(),
-                                total,
-                                phase: label.clone(),
-                            },
-                        );
+                        flush(&pending, &*on_batch, done.get(), total, label.clone());
                     }
                 }
             }
         });
         futures_util::future::join_all(workers).await;
     }
+    flush(&pending, &*on_batch, done.get(), total, String::new());
+}
+
+/// Hands the finished records to the UI with the progress so far.
+fn flush(
+    pending: &RefCell<Vec<RequestRecord>>,
+    on_batch: &dyn Fn(Vec<RequestRecord>, Progress),
+    done: usize,
+    total: usize,
+    phase: String,
+) {
     let batch = std::mem::take(&mut *pending.borrow_mut());
-    on_batch(
-        batch,
-        Progress {
-            done: done.get(),
-            total,
-            phase: String::new(),
-        },
-    );
+    on_batch(batch, Progress { done, total, phase });
 }
 
 /// Waits `ms` milliseconds.

