@@ -6,11 +6,14 @@
 //! Pipeline: [`sse::FrameDecoder`] (SSE / NDJSON framing) → [`dialect::DialectDecoder`]
 //! (classified [`dialect::StreamEvent`]s) → [`timeline::RequestRecorder`] (the per-request
 //! [`timeline::RequestTimeline`]) → [`metrics::RequestMetrics`] → [`report::Report`] and its
-//! [`report::Aggregates`] → [`diagnosis`] findings; [`roofline`] bounds; [`share`] links.
+//! [`report::Aggregates`] → [`diagnosis`] findings; [`roofline`] bounds; [`share`] links; [`compare`] runs side by side; [`import`] result
+//! files of other tools.
 
 pub mod agent_json;
+pub mod compare;
 pub mod diagnosis;
 pub mod dialect;
+pub mod import;
 pub mod metrics;
 pub mod openers;
 pub mod report;

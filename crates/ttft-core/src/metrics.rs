@@ -46,6 +46,8 @@ pub enum TokenSource {
     ServerTimings,
     /// Counted one per output event: a lower bound when chunks coalesce.
     Estimate,
+    /// Reported by the benchmark tool the run was imported from.
+    Imported,
 }
 
 /// Settings for metric computation.

@@ -1,0 +1,254 @@
+//! Comparing 2–4 runs: which is better on each metric, by how much, and the lesson of total
+//! latency against first token made explicit.
+//!
+//! A user reading a stream sees nothing until the first token, then one token per TPOT. So the
+//! tokens visible at time `t` are `1 + (t − TTFT) / TPOT` for `t ≥ TTFT`. Two runs whose lines
+//! cross trade first-token latency against decode speed: 0.8 s + 65 ms/token is ahead of
+//! 3.5 s + 40 ms/token until token 109 (7.8 s), which most chat answers never reach.
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::Aggregates;
+use crate::stats::Summary;
+
+/// Which direction is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Latencies.
+    Lower,
+    /// Rates, goodput.
+    Higher,
+}
+
+/// Unit of a metric's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Milliseconds.
+    Ms,
+    /// Tokens per second.
+    TokensPerS,
+    /// A fraction 0–1.
+    Fraction,
+}
+
+/// One metric across the compared runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRow {
+    /// Label.
+    pub metric: String,
+    /// Unit.
+    pub unit: Unit,
+    /// Better direction.
+    pub better: Better,
+    /// Value per run (same order as the runs).
+    pub values: Vec<Option<f64>>,
+    /// Index of the best run, when at least two runs have a value.
+    pub best: Option<usize>,
+    /// Per run: how much worse than the best, relative (0.25 = 25 % worse); `None` for the
+    /// best run or a missing value.
+    pub worse_by: Vec<Option<f64>>,
+}
+
+/// Where a run with a faster first token is overtaken by one with faster decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Crossover {
+    /// The run ahead at first.
+    pub early: usize,
+    /// The run that catches up.
+    pub late: usize,
+    /// Token position at which they are level.
+    pub at_token: f64,
+    /// Time at which they are level (ms).
+    pub at_ms: f64,
+}
+
+/// The comparison of runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Metrics, one row each.
+    pub rows: Vec<MetricRow>,
+    /// Run with the lowest TTFT P50.
+    pub first_token_winner: Option<usize>,
+    /// Run with the lowest E2E P50.
+    pub finish_winner: Option<usize>,
+    /// Where the first-token winner is overtaken, if it is.
+    pub crossover: Option<Crossover>,
+    /// The conclusion in one or two sentences.
+    pub lesson: String,
+}
+
+type Pick = fn(&Aggregates) -> Option<f64>;
+
+fn p50(s: Option<Summary>) -> Option<f64> {
+    s.map(|s| s.p50)
+}
+
+const METRICS: &[(&str, Unit, Better, Pick)] = &[
+    ("TTFT P50", Unit::Ms, Better::Lower, |a| p50(a.ttft)),
+    ("TTFT P95", Unit::Ms, Better::Lower, |a| {
+        a.ttft.map(|s| s.p95)
+    }),
+    ("Meaningful first token P50", Unit::Ms, Better::Lower, |a| {
+        p50(a.meaningful)
+    }),
+    ("ITL P50", Unit::Ms, Better::Lower, |a| p50(a.itl)),
+    ("ITL P95", Unit::Ms, Better::Lower, |a| a.itl.map(|s| s.p95)),
+    ("ITL P99", Unit::Ms, Better::Lower, |a| a.itl.map(|s| s.p99)),
+    ("TPOT P50", Unit::Ms, Better::Lower, |a| p50(a.tpot)),
+    ("E2E (total latency) P50", Unit::Ms, Better::Lower, |a| {
+        p50(a.e2e)
+    }),
+    ("Time to valid JSON P50", Unit::Ms, Better::Lower, |a| {
+        p50(a.json_valid)
+    }),
+    ("Decode rate P50", Unit::TokensPerS, Better::Higher, |a| {
+        p50(a.tokens_per_s)
+    }),
+    ("Goodput", Unit::Fraction, Better::Higher, |a| {
+        (a.count > 0).then_some(a.goodput)
+    }),
+];
+
+/// Per-token time of a run: TPOT P50, else per-token ITL P50.
+pub fn per_token_ms(a: &Aggregates) -> Option<f64> {
+    p50(a.tpot).or(p50(a.itl))
+}
+
+/// Tokens visible at `t_ms` for a stream with this first-token time and per-token time.
+pub fn tokens_visible(ttft_ms: f64, per_token_ms: f64, t_ms: f64) -> f64 {
+    if t_ms < ttft_ms {
+        0.0
+    } else if per_token_ms <= 0.0 {
+        f64::INFINITY
+    } else {
+        1.0 + (t_ms - ttft_ms) / per_token_ms
+    }
+}
+
+/// Where run `early` (lower TTFT) is caught up by run `late` (lower per-token time).
+pub fn crossover(
+    early: usize,
+    late: usize,
+    (ttft_early, tok_early): (f64, f64),
+    (ttft_late, tok_late): (f64, f64),
+) -> Option<Crossover> {
+    if ttft_early >= ttft_late || tok_late >= tok_early {
+        return None;
+    }
+    // ttft_e + (k−1)·tok_e = ttft_l + (k−1)·tok_l
+    let k = 1.0 + (ttft_late - ttft_early) / (tok_early - tok_late);
+    Some(Crossover {
+        early,
+        late,
+        at_token: k,
+        at_ms: ttft_early + (k - 1.0) * tok_early,
+    })
+}
+
+fn argbest(values: &[Option<f64>], better: Better) -> Option<usize> {
+    let present: Vec<(usize, f64)> = values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.filter(|x| x.is_finite()).map(|x| (i, x)))
+        .collect();
+    if present.len() < 2 {
+        return None;
+    }
+    let pick = present.into_iter().reduce(|a, b| match better {
+        Better::Lower if b.1 < a.1 => b,
+        Better::Higher if b.1 > a.1 => b,
+        _ => a,
+    });
+    pick.map(|(i, _)| i)
+}
+
+fn fmt_ms(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.2} s", v / 1000.0)
+    } else {
+        format!("{v:.0} ms")
+    }
+}
+
+/// Compares runs (2–4 of them, titled) on every headline metric.
+pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
+    let rows: Vec<MetricRow> = METRICS
+        .iter()
+        .map(|(metric, unit, better, pick)| {
+            let values: Vec<Option<f64>> = aggs.iter().map(pick).collect();
+            let best = argbest(&values, *better);
+            let worse_by = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let b = values[best?]?;
+                    let v = (*v)?;
+                    if Some(i) == best || b == 0.0 {
+                        return None;
+                    }
+                    Some(match better {
+                        Better::Lower => (v - b) / b,
+                        Better::Higher => (b - v) / b,
+                    })
+                })
+                .collect();
+            MetricRow {
+                metric: (*metric).to_owned(),
+                unit: *unit,
+                better: *better,
+                values,
+                best,
+                worse_by,
+            }
+        })
+        .collect();
+    let row = |name: &str| rows.iter().find(|r| r.metric == name);
+    let first_token_winner = row("TTFT P50").and_then(|r| r.best);
+    let finish_winner = row("E2E (total latency) P50").and_then(|r| r.best);
+    let name = |i: usize| titles.get(i).copied().unwrap_or("?");
+    let line = |i: usize| Some((p50(aggs[i].ttft)?, per_token_ms(&aggs[i])?));
+    let crossover = first_token_winner.and_then(|early| {
+        (0..aggs.len())
+            .filter(|&late| late != early)
+            .filter_map(|late| crossover(early, late, line(early)?, line(late)?))
+            .min_by(|a, b| a.at_ms.total_cmp(&b.at_ms))
+    });
+    let lesson = match (first_token_winner, finish_winner) {
+        (Some(s), Some(e)) if s != e => {
+            let gap = p50(aggs[e].ttft).unwrap_or(0.0) - p50(aggs[s].ttft).unwrap_or(0.0);
+            let mut text = format!(
+                "“{}” finishes first, but “{}” shows its first token {} sooner: users will feel “{}” is faster. Total latency lies.",
+                name(e),
+                name(s),
+                fmt_ms(gap),
+                name(s)
+            );
+            if let Some(c) = crossover {
+                text.push_str(&format!(
+                    " “{}” only catches up at token {:.0} ({}); answers shorter than that are seen sooner on “{}”.",
+                    name(c.late),
+                    c.at_token.ceil(),
+                    fmt_ms(c.at_ms),
+                    name(c.early)
+                ));
+            }
+            text
+        }
+        (Some(s), _) => {
+            format!(
+                "“{}” is ahead both on first token and on total latency.",
+                name(s)
+            )
+        }
+        _ => String::from("Not enough successful requests to compare."),
+    };
+    Comparison {
+        rows,
+        first_token_winner,
+        finish_winner,
+        crossover,
+        lesson,
+    }
+}
