@@ -327,7 +327,9 @@ fn guidellm(v: &Value) -> Result<Vec<Report>, ImportError> {
     let mut requests = Vec::new();
     let mut model = None;
     let mut t_min = f64::INFINITY;
-    let mut rows: Vec<(String, Option<f64>, Option<f64>, Outcome, Measured)> = Vec::new();
+    // (group, level, start time in s, outcome, measurements)
+    type Row = (String, Option<f64>, Option<f64>, Outcome, Measured);
+    let mut rows: Vec<Row> = Vec::new();
     for (bi, b) in benchmarks.iter().enumerate() {
         let (group, level) = guidellm_strategy(b, bi);
         let Some(reqs) = b.get("requests") else {
