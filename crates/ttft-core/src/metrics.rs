@@ -367,6 +367,21 @@ impl RequestMetrics {
         out
     }
 
+    /// When the answer became valid JSON or, for tool calls, when every call's arguments had
+    /// (ms from t0).
+    pub fn json_valid_ms(&self) -> Option<f64> {
+        self.json.as_ref().and_then(|j| j.valid_at).or_else(|| {
+            if self.tool_calls.is_empty() {
+                None
+            } else {
+                self.tool_calls
+                    .iter()
+                    .map(|c| c.valid_at_ms)
+                    .try_fold(0f64, |a, v| v.map(|v| a.max(v)))
+            }
+        })
+    }
+
     /// Time the openers cost: meaningful first token minus first answer token.
     pub fn opener_cost_ms(&self) -> Option<f64> {
         Some(self.meaningful_ms? - self.first_answer_ms?)

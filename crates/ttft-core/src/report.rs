@@ -294,19 +294,7 @@ impl Report {
             tpot: summary(ok.iter().filter_map(|m| m.tpot_ms)),
             e2e: summary(ok.iter().filter_map(|m| m.e2e_ms)),
             tokens_per_s: summary(ok.iter().filter_map(|m| m.decode_tokens_per_s)),
-            json_valid: summary(ok.iter().filter_map(|m| {
-                m.json.as_ref().and_then(|j| j.valid_at).or_else(|| {
-                    let calls = &m.tool_calls;
-                    if calls.is_empty() {
-                        None
-                    } else {
-                        calls
-                            .iter()
-                            .map(|c| c.valid_at_ms)
-                            .try_fold(0f64, |a, v| v.map(|v| a.max(v)))
-                    }
-                })
-            })),
+            json_valid: summary(ok.iter().filter_map(|m| m.json_valid_ms())),
             goodput: if reqs.is_empty() {
                 0.0
             } else {

@@ -1,0 +1,402 @@
+//! Report → chart options: what each chart shows, checked against the core's numbers, plus
+//! snapshots of the full options of a small run so any change to a chart is reviewed.
+
+use serde_json::Value;
+use ttft_charts::{ChartSpec, compare_charts, report_charts};
+use ttft_core::compare::compare;
+use ttft_core::metrics::{MetricsConfig, RequestMetrics};
+use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord, replay_of};
+use ttft_core::stats::Thresholds;
+use ttft_core::timeline::{RequestRecorder, RequestTimeline};
+
+fn chunk(text: &str) -> String {
+    format!(
+        "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{}}}}}]}}\n\n",
+        serde_json::to_string(text).unwrap()
+    )
+}
+
+/// A request: headers at ttft/2, first token at `ttft`, then `n` tokens whose gap grows by
+/// `growth` ms per position, one per chunk; usage reports `prompt` prompt tokens.
+fn stream(
+    ttft: f64,
+    itl: f64,
+    growth: f64,
+    n: usize,
+    prompt: u64,
+    pieces: &[&str],
+) -> RequestTimeline {
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(ttft * 0.5, 200, Some("text/event-stream"));
+    let mut at = ttft;
+    for i in 0..n {
+        let piece = pieces
+            .get(i)
+            .map_or_else(|| format!(" w{i}"), |p| (*p).to_owned());
+        r.on_read(at, chunk(&piece).as_bytes());
+        at += itl + growth * i as f64;
+    }
+    r.on_read(at, format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"stop\"}}],\"usage\":{{\"prompt_tokens\":{prompt},\"completion_tokens\":{n},\"total_tokens\":0}}}}\n\ndata: [DONE]\n\n").as_bytes());
+    r.finish(at)
+}
+
+fn report(
+    scenario: &str,
+    reqs: Vec<(String, Option<f64>, RequestTimeline)>,
+    cfg: &MetricsConfig,
+) -> Report {
+    Report {
+        version: REPORT_VERSION,
+        title: scenario.into(),
+        created_unix_ms: 0.0,
+        clock_resolution_ms: Some(0.005),
+        endpoint: EndpointInfo {
+            base_url: "http://127.0.0.1:1".into(),
+            model: "model-a".into(),
+            dialect: None,
+        },
+        scenario: scenario.into(),
+        settings: serde_json::json!({}),
+        thresholds: Thresholds::default(),
+        requests: reqs
+            .into_iter()
+            .enumerate()
+            .map(|(i, (group, level, tl))| RequestRecord {
+                index: i as u32,
+                group,
+                level,
+                warmup: false,
+                start_ms: i as f64 * 10.0,
+                browser_queue_ms: Some(1.5),
+                outcome: tl.outcome.clone(),
+                metrics: RequestMetrics::compute(&tl, cfg),
+                replay: replay_of(&tl),
+                server_request_id: None,
+            })
+            .collect(),
+    }
+}
+
+/// Chat: TTFT grows with prompt length; ITL grows with position.
+fn chat(n: usize, tokens: usize) -> Report {
+    let reqs = (0..n)
+        .map(|i| {
+            let prompt = 100 + 50 * (i as u64 % 8);
+            let ttft = 200.0 + 0.5 * prompt as f64 + (i % 3) as f64;
+            (
+                "chat".to_owned(),
+                None,
+                stream(
+                    ttft,
+                    20.0 + (i % 4) as f64,
+                    0.05,
+                    tokens,
+                    prompt,
+                    &["Sure, here's", " the answer:", "\n\nThe"],
+                ),
+            )
+        })
+        .collect();
+    report("chat", reqs, &MetricsConfig::default())
+}
+
+fn json(spec: &ChartSpec) -> Value {
+    serde_json::from_str(&spec.options_json()).unwrap()
+}
+
+fn find<'a>(charts: &'a [ChartSpec], id: &str) -> &'a ChartSpec {
+    charts.iter().find(|c| c.id == id).unwrap_or_else(|| {
+        panic!(
+            "no chart {id}: {:?}",
+            charts.iter().map(|c| c.id).collect::<Vec<_>>()
+        )
+    })
+}
+
+fn mark_values(series: &Value, key: &str) -> Vec<f64> {
+    series["markLine"]["data"]
+        .as_array()
+        .map_or(Vec::new(), |d| {
+            d.iter().filter_map(|m| m[key].as_f64()).collect()
+        })
+}
+
+#[test]
+fn a_chat_run_draws_distributions_waterfall_position_and_prompt_fit() {
+    let r = chat(24, 80);
+    let agg = r.aggregates();
+    let charts = report_charts(&r, &agg);
+    let ids: Vec<&str> = charts.iter().map(|c| c.id).collect();
+    assert_eq!(
+        ids,
+        [
+            "ttft-hist",
+            "ttft-cdf",
+            "itl-hist",
+            "itl-cdf",
+            "waterfall",
+            "itl-position",
+            "ttft-prompt"
+        ]
+    );
+    for c in &charts {
+        assert_eq!(
+            json(c)["animation"],
+            Value::Bool(false),
+            "{}: no animation",
+            c.id
+        );
+        assert!(!c.caption.is_empty(), "{} has a caption", c.id);
+    }
+
+    // Histogram bars count every TTFT once; the P50 line sits at the core's P50.
+    let hist = json(find(&charts, "ttft-hist"));
+    let bars = hist["series"][0]["data"].as_array().unwrap();
+    let total: f64 = bars.iter().map(|b| b[1].as_f64().unwrap()).sum();
+    assert_eq!(total as usize, 24);
+    let p50 = agg.ttft.unwrap().p50;
+    assert!(
+        mark_values(&hist["series"][0], "xAxis")
+            .iter()
+            .any(|x| (x - p50).abs() < 0.001)
+    );
+
+    // The ITL histogram counts per-token gaps: 79 per request.
+    let itl = json(find(&charts, "itl-hist"));
+    let total: f64 = itl["series"][0]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b[1].as_f64().unwrap())
+        .sum();
+    assert_eq!(total as usize, 24 * 79);
+
+    // CDFs end at 100 % and the meaningful line is right of TTFT (openers skipped).
+    let cdf = json(find(&charts, "ttft-cdf"));
+    let names: Vec<&str> = cdf["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["TTFB (headers)", "TTFT", "meaningful first token"]);
+    for s in cdf["series"].as_array().unwrap() {
+        assert_eq!(
+            s["data"].as_array().unwrap().last().unwrap()[1].as_f64(),
+            Some(100.0)
+        );
+    }
+
+    // Waterfall: 5 stacked segments per request; TTFT − TTFB is the orange one.
+    let w = json(find(&charts, "waterfall"));
+    assert_eq!(w["series"].as_array().unwrap().len(), 5);
+    assert_eq!(w["yAxis"]["data"].as_array().unwrap().len(), 24);
+    let m = &r.requests[3].metrics;
+    let to_first = w["series"][3]["data"][3].as_f64().unwrap();
+    assert!((to_first - (m.ttft_ms.unwrap() - m.ttfb_ms.unwrap())).abs() < 0.001);
+
+    // ITL rises with position: last P50 point above the first; the fit line is drawn.
+    let pos = json(find(&charts, "itl-position"));
+    let p50s = pos["series"][0]["data"].as_array().unwrap();
+    assert!(p50s.last().unwrap()[1].as_f64() > p50s[0][1].as_f64());
+    assert_eq!(pos["series"][2]["name"], "fit");
+    assert!(
+        find(&charts, "itl-position")
+            .caption
+            .contains("+50.00 ms per 1,000"),
+        "{}",
+        find(&charts, "itl-position").caption
+    );
+
+    // TTFT against prompt: 0.5 ms per prompt token → 2,000 tokens/s prefill.
+    let fit = agg.ttft_vs_prompt.unwrap();
+    assert!((fit.slope - 0.5).abs() < 0.01);
+    assert!(
+        find(&charts, "ttft-prompt")
+            .caption
+            .contains("2000 prompt tokens prefilled per second"),
+        "{}",
+        find(&charts, "ttft-prompt").caption
+    );
+}
+
+#[test]
+fn a_concurrency_sweep_marks_thresholds_and_the_knee() {
+    let mut reqs = Vec::new();
+    for (c, itl) in [
+        (1.0, 20.0),
+        (2.0, 21.0),
+        (4.0, 24.0),
+        (8.0, 40.0),
+        (16.0, 80.0),
+    ] {
+        for _ in 0..4 {
+            reqs.push((
+                format!("c={c}"),
+                Some(c),
+                stream(150.0 * c, itl, 0.0, 20, 100, &[]),
+            ));
+        }
+    }
+    let r = report("concurrency_sweep", reqs, &MetricsConfig::default());
+    let agg = r.aggregates();
+    let charts = report_charts(&r, &agg);
+    let levels = json(find(&charts, "levels"));
+    assert_eq!(levels["xAxis"]["type"], "log");
+    let knee = agg.knee_level.expect("a knee");
+    assert_eq!(mark_values(&levels["series"][0], "xAxis"), vec![knee]);
+    assert_eq!(
+        mark_values(&levels["series"][1], "yAxis"),
+        vec![r.thresholds.p95_ttft_ms]
+    );
+    assert_eq!(
+        mark_values(&levels["series"][3], "yAxis"),
+        vec![r.thresholds.itl_ms]
+    );
+    assert_eq!(
+        levels["series"][2]["yAxisIndex"], 1.0,
+        "ITL on the right axis"
+    );
+    let itl_points = levels["series"][2]["data"].as_array().unwrap();
+    assert_eq!(itl_points.len(), 5);
+    assert!((itl_points[4][1].as_f64().unwrap() - 80.0).abs() < 0.01);
+    assert!(
+        find(&charts, "levels")
+            .caption
+            .contains(&format!("level {knee}"))
+    );
+    assert!(charts.iter().any(|c| c.id == "throughput"));
+}
+
+#[test]
+fn multi_turn_and_agent_json_runs_get_their_charts() {
+    let reqs = (1..=4)
+        .map(|round| {
+            (
+                format!("round {round}"),
+                Some(round as f64),
+                stream(100.0 * round as f64, 20.0, 0.0, 10, 200 * round, &[]),
+            )
+        })
+        .collect();
+    let r = report("multi_turn", reqs, &MetricsConfig::default());
+    let charts = report_charts(&r, &r.aggregates());
+    let rounds = json(find(&charts, "rounds"));
+    assert_eq!(rounds["xAxis"]["data"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        rounds["series"][2]["data"][3].as_f64(),
+        Some(800.0),
+        "prompt grows"
+    );
+    assert!(!charts.iter().any(|c| c.id == "levels"));
+
+    let cfg = MetricsConfig {
+        track_json: true,
+        required_keys: vec!["city".into()],
+        ..MetricsConfig::default()
+    };
+    let reqs = (0..3)
+        .map(|i| {
+            (
+                "agent".to_owned(),
+                None,
+                stream(
+                    100.0 + i as f64,
+                    10.0,
+                    0.0,
+                    6,
+                    50,
+                    &["{\"city\"", ": \"Pa", "ris\"", "}", " ", " "],
+                ),
+            )
+        })
+        .collect();
+    let r = report("agent_json", reqs, &cfg);
+    let agg = r.aggregates();
+    let charts = report_charts(&r, &agg);
+    let spec = find(&charts, "json-valid");
+    assert!(spec.caption.contains("3 of 3"), "{}", spec.caption);
+    let j = json(spec);
+    let valid_first = j["series"][1]["data"][0][0].as_f64().unwrap();
+    assert!((valid_first - agg.json_valid.unwrap().min).abs() < 0.001);
+}
+
+#[test]
+fn a_thousand_requests_are_sampled_not_dropped_silently() {
+    let r = chat(1000, 10);
+    let charts = report_charts(&r, &r.aggregates());
+    let w = find(&charts, "waterfall");
+    assert_eq!(
+        json(w)["yAxis"]["data"].as_array().unwrap().len(),
+        ttft_charts::MAX_DRAWN_REQUESTS
+    );
+    assert!(w.caption.contains("200 of 1000"), "{}", w.caption);
+    let cdf = json(find(&charts, "ttft-cdf"));
+    assert!(cdf["series"][1]["data"].as_array().unwrap().len() <= 201);
+}
+
+#[test]
+fn compare_overlays_runs_and_marks_where_the_slow_starter_catches_up() {
+    let a = report(
+        "chat",
+        (0..5)
+            .map(|_| {
+                (
+                    "chat".to_owned(),
+                    None,
+                    stream(800.0, 65.0, 0.0, 200, 100, &[]),
+                )
+            })
+            .collect(),
+        &MetricsConfig::default(),
+    );
+    let b = report(
+        "chat",
+        (0..5)
+            .map(|_| {
+                (
+                    "chat".to_owned(),
+                    None,
+                    stream(3500.0, 40.0, 0.0, 200, 100, &[]),
+                )
+            })
+            .collect(),
+        &MetricsConfig::default(),
+    );
+    let aggs = [a.aggregates(), b.aggregates()];
+    let cmp = compare(&["A", "B"], &aggs);
+    let charts = compare_charts(&["A", "B"], &[a, b], &aggs, &cmp);
+    let ids: Vec<&str> = charts.iter().map(|c| c.id).collect();
+    assert_eq!(
+        ids,
+        ["cmp-progress", "cmp-ttft-cdf", "cmp-itl-cdf", "cmp-bars"]
+    );
+    let p = json(find(&charts, "cmp-progress"));
+    let at = mark_values(&p["series"][0], "xAxis");
+    assert_eq!(at.len(), 1);
+    // The synthetic TPOT counts the final usage chunk: TTFT + 199 gaps of 65 ms over 199 tokens.
+    let c = cmp.crossover.unwrap();
+    assert!((at[0] - (c.at_ms * 1000.0).round() / 1000.0).abs() < 1e-9);
+    assert!((c.at_token - 109.0).abs() < 1.0, "{}", c.at_token);
+    // Before A's first token nothing is visible; at B's first token A shows ~43 tokens.
+    let a_line = p["series"][0]["data"].as_array().unwrap();
+    assert_eq!(a_line[1][0].as_f64(), Some(800.0));
+    assert_eq!(a_line[1][1].as_f64(), Some(0.0));
+    assert!(
+        find(&charts, "cmp-progress")
+            .caption
+            .contains("Total latency lies")
+    );
+    let bars = json(find(&charts, "cmp-bars"));
+    assert_eq!(bars["series"].as_array().unwrap().len(), 2);
+    assert_eq!(bars["series"][1]["data"][0].as_f64(), Some(3500.0));
+}
+
+#[test]
+fn chart_options_snapshot() {
+    let r = chat(6, 12);
+    let charts = report_charts(&r, &r.aggregates());
+    for c in &charts {
+        insta::assert_json_snapshot!(format!("report-{}", c.id), json(c));
+    }
+}
