@@ -1,28 +1,21 @@
-//! Compare 2–4 runs side by side: headline figures, which is better on each, and the article's
-//! lesson made visible — total latency against TTFT and ITL.
+//! Compare 2–4 runs side by side: the core's comparison (best per metric, by how much, and the
+//! article's lesson: total latency against TTFT and ITL) and the overlaid charts.
 
 use leptos::prelude::*;
+use ttft_core::compare::{Better, Unit, compare};
 use ttft_core::report::{Aggregates, Report};
-use ttft_core::stats::Summary;
 
-use crate::format::ms;
+use crate::components::charts::{ChartGrid, now_ms};
+use crate::format::{ms, pct, per_s};
 use crate::state::use_studio;
 
-type Pick = fn(&Aggregates) -> Option<f64>;
-
-fn p50(s: Option<Summary>) -> Option<f64> {
-    s.map(|s| s.p50)
+fn value(unit: Unit, v: Option<f64>) -> String {
+    match unit {
+        Unit::Ms => ms(v),
+        Unit::TokensPerS => per_s(v),
+        Unit::Fraction => v.map_or("—".into(), pct),
+    }
 }
-
-const ROWS: &[(&str, Pick)] = &[
-    ("TTFT P50", |a| p50(a.ttft)),
-    ("TTFT P95", |a| a.ttft.map(|s| s.p95)),
-    ("Meaningful first token P50", |a| p50(a.meaningful)),
-    ("ITL P50", |a| p50(a.itl)),
-    ("ITL P95", |a| a.itl.map(|s| s.p95)),
-    ("TPOT P50", |a| p50(a.tpot)),
-    ("E2E (total latency) P50", |a| p50(a.e2e)),
-];
 
 /// The comparison of the runs ticked in the runs list.
 #[component]
@@ -38,56 +31,53 @@ pub fn CompareView() -> impl IntoView {
         if picked.len() < 2 {
             return None;
         }
+        let started = now_ms();
         let aggs: Vec<Aggregates> = picked.iter().map(Report::aggregates).collect();
-        let faster_start = (0..aggs.len()).min_by(|a, b| {
-            p50(aggs[*a].ttft)
-                .unwrap_or(f64::MAX)
-                .total_cmp(&p50(aggs[*b].ttft).unwrap_or(f64::MAX))
-        });
-        let faster_end = (0..aggs.len()).min_by(|a, b| {
-            p50(aggs[*a].e2e)
-                .unwrap_or(f64::MAX)
-                .total_cmp(&p50(aggs[*b].e2e).unwrap_or(f64::MAX))
-        });
-        let lesson = match (faster_start, faster_end) {
-            (Some(s), Some(e)) if s != e => format!(
-                "“{}” finishes first, but “{}” shows its first token {} sooner: users will feel “{}” is faster. Total latency lies.",
-                picked[e].title,
-                picked[s].title,
-                ms(Some(
-                    p50(aggs[e].ttft).unwrap_or(0.0) - p50(aggs[s].ttft).unwrap_or(0.0)
-                )),
-                picked[s].title
-            ),
-            (Some(s), _) => format!(
-                "“{}” is ahead both on first token and on total latency.",
-                picked[s].title
-            ),
-            _ => String::new(),
-        };
+        let titles: Vec<&str> = picked.iter().map(|r| r.title.as_str()).collect();
+        let cmp = compare(&titles, &aggs);
+        let specs = ttft_charts::compare_charts(&titles, &picked, &aggs, &cmp);
+        // One recorded stream per run, the one with the median TTFT, side by side.
+        let (replays, replay_names): (Vec<_>, Vec<_>) = picked
+            .iter()
+            .filter_map(|r| {
+                let mut ok: Vec<_> = r
+                    .measured()
+                    .filter(|q| q.outcome.is_ok() && !q.replay.is_empty())
+                    .collect();
+                ok.sort_by(|a, b| {
+                    a.metrics
+                        .ttft_ms
+                        .unwrap_or(f64::MAX)
+                        .total_cmp(&b.metrics.ttft_ms.unwrap_or(f64::MAX))
+                });
+                ok.get(ok.len() / 2)
+                    .map(|q| ((*q).clone(), r.title.clone()))
+            })
+            .unzip();
         Some(view! {
             <article class="report compare" data-testid="compare">
                 <h2>"Compare"</h2>
-                <p class="lesson" data-testid="compare-lesson">{lesson}</p>
-                <table>
-                    <thead><tr><th>"Metric"</th>{picked.iter().map(|r| view! { <th>{r.title.clone()}</th> }).collect_view()}</tr></thead>
+                <p class="lesson" data-testid="compare-lesson">{cmp.lesson.clone()}</p>
+                <table data-testid="compare-table">
+                    <thead><tr><th>"Metric"</th>{titles.iter().map(|t| view! { <th>{t.to_string()}</th> }).collect_view()}</tr></thead>
                     <tbody>
-                        {ROWS.iter().map(|(label, pick)| {
-                            let values: Vec<Option<f64>> = aggs.iter().map(pick).collect();
-                            let best = values.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+                        {cmp.rows.iter().filter(|r| r.values.iter().any(Option::is_some)).map(|row| {
+                            let arrow = match row.better { Better::Lower => "lower is better", Better::Higher => "higher is better" };
                             view! {
-                                <tr>
-                                    <td>{*label}</td>
-                                    {values.into_iter().map(|v| {
-                                        let is_best = v == Some(best);
-                                        let delta = v.map(|x| x - best).filter(|d| *d > 0.0).map(|d| format!(" (+{})", ms(Some(d)))).unwrap_or_default();
-                                        view! { <td class:best=is_best>{ms(v)}{delta}</td> }
+                                <tr data-metric=row.metric.clone()>
+                                    <td title=arrow>{row.metric.clone()}</td>
+                                    {row.values.iter().zip(&row.worse_by).enumerate().map(|(i, (v, w))| {
+                                        let is_best = row.best == Some(i);
+                                        let delta = w.map(|w| format!(" ({:+.0} %)", if row.better == Better::Lower { w * 100.0 } else { -w * 100.0 })).unwrap_or_default();
+                                        view! { <td class:best=is_best>{value(row.unit, *v)}{delta}</td> }
                                     }).collect_view()}
                                 </tr>
                             }
                         }).collect_view()}
                     </tbody>
                 </table>
+                <crate::components::replay::Replay records=replays names=replay_names />
+                <ChartGrid specs=specs file_stem="compare".to_owned() testid="compare-charts" started_ms=started />
             </article>
         })
     }

@@ -35,14 +35,15 @@ fn Lane(
     record: RequestRecord,
     /// Replay clock (ms of recorded time).
     clock: ReadSignal<f64>,
+    /// What the lane shows (a run's title in a comparison), else the request's index and group.
+    name: Option<String>,
 ) -> impl IntoView {
     let pieces = record.replay.clone();
     let opener_len = record.metrics.opener_text.len();
     let first = pieces.first().map(|p| p.at_ms);
     let label = format!(
-        "#{} · {} · TTFT {} · E2E {}",
-        record.index,
-        record.group,
+        "{} · TTFT {} · E2E {}",
+        name.unwrap_or_else(|| format!("#{} · {}", record.index, record.group)),
         ms(record.metrics.ttft_ms),
         ms(record.metrics.e2e_ms)
     );
@@ -74,10 +75,15 @@ fn Lane(
 pub fn Replay(
     /// Requests that carry replay data.
     records: Vec<RequestRecord>,
+    /// Lane names, one per record (a comparison names lanes by run); empty for a single run.
+    #[prop(optional)]
+    names: Vec<String>,
 ) -> impl IntoView {
-    let records: Vec<RequestRecord> = records
+    let records: Vec<(RequestRecord, Option<String>)> = records
         .into_iter()
-        .filter(|r| !r.replay.is_empty())
+        .enumerate()
+        .map(|(i, r)| (r, names.get(i).cloned()))
+        .filter(|(r, _)| !r.replay.is_empty())
         .take(4)
         .collect();
     if records.is_empty() {
@@ -85,7 +91,7 @@ pub fn Replay(
     }
     let end = records
         .iter()
-        .filter_map(|r| r.replay.last().map(|p| p.at_ms))
+        .filter_map(|(r, _)| r.replay.last().map(|p| p.at_ms))
         .fold(0.0, f64::max)
         + 200.0;
     let (clock, set_clock) = signal(end);
@@ -133,7 +139,7 @@ pub fn Replay(
                 <span class="muted" data-testid="replay-clock">{move || ms(Some(clock.get()))}</span>
             </div>
             <div class="lanes">
-                {records.into_iter().map(|r| view! { <Lane record=r clock=clock /> }).collect_view()}
+                {records.into_iter().map(|(r, name)| view! { <Lane record=r clock=clock name=name /> }).collect_view()}
             </div>
         </section>
     }.into_any()

@@ -5,10 +5,9 @@ use charming::element::{LineStyle, LineStyleType, Symbol, Trigger};
 use charming::series::{Bar, Line};
 use ttft_core::compare::{Comparison, per_token_ms, tokens_visible};
 use ttft_core::report::{Aggregates, Report};
-use ttft_core::stats::cdf;
 
 use crate::ChartSpec;
-use crate::style::{base, category_axis, marks, round, title, value_axis, vline, xy};
+use crate::style::{base, category_axis, cdf_points, marks, round, title, value_axis, vline, xy};
 
 /// Points per progress line.
 const PROGRESS_POINTS: usize = 80;
@@ -96,7 +95,7 @@ fn progress(titles: &[&str], aggs: &[Aggregates], cmp: &Comparison) -> Option<Ch
     Some(ChartSpec {
         id: "cmp-progress",
         title: "Tokens on screen over time".into(),
-        caption: cmp.lesson.clone(),
+        caption: "Each line starts at the run's P50 TTFT and rises one token per P50 TPOT until its P50 end: where lines cross, the slower starter overtakes.".into(),
         chart,
     })
 }
@@ -124,12 +123,7 @@ fn overlay_cdf(
                 .name(titles.get(i).copied().unwrap_or("?"))
                 .show_symbol(false)
                 .step(true)
-                .data(
-                    cdf(&v, 200)
-                        .into_iter()
-                        .map(|(x, p)| xy(x, p * 100.0))
-                        .collect(),
-                ),
+                .data(cdf_points(&v, 200)),
         );
     }
     (drawn > 0).then(|| ChartSpec {

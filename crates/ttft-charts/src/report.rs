@@ -4,10 +4,11 @@ use charming::Chart;
 use charming::element::{AxisType, ItemStyle, LineStyle, LineStyleType, Step, Symbol, Trigger};
 use charming::series::{Bar, Line, Scatter};
 use ttft_core::report::{Aggregates, Report, RequestRecord};
-use ttft_core::stats::{Summary, cdf, histogram};
+use ttft_core::stats::{Summary, histogram};
 
 use crate::style::{
-    THRESHOLD, base, category_axis, hline, marks, ms, round, title, value_axis, vline, xy,
+    THRESHOLD, base, category_axis, cdf_points, hline, marks, ms, round, title, value_axis, vline,
+    xy,
 };
 use crate::{ChartSpec, MAX_DRAWN_REQUESTS};
 
@@ -131,12 +132,7 @@ fn cdf_line(name: &str, values: &[f64]) -> Line {
         .name(name)
         .show_symbol(false)
         .step(Step::End)
-        .data(
-            cdf(values, CDF_POINTS)
-                .into_iter()
-                .map(|(x, p)| xy(x, p * 100.0))
-                .collect(),
-        )
+        .data(cdf_points(values, CDF_POINTS))
 }
 
 fn cdf_chart(name: &str) -> Chart {

@@ -41,7 +41,7 @@ pub fn value_axis(name: &str) -> Axis {
         .type_(AxisType::Value)
         .name(name)
         .name_location(NameLocation::Middle)
-        .name_gap(32)
+        .name_gap(28)
         .scale(true)
 }
 
@@ -94,4 +94,14 @@ pub fn ms(v: f64) -> String {
     } else {
         format!("{v:.1} ms")
     }
+}
+
+/// CDF points as `[x, %]`, starting from 0 % at the smallest value so the first step is drawn.
+pub fn cdf_points(values: &[f64], max_points: usize) -> Vec<DataPoint> {
+    let points = ttft_core::stats::cdf(values, max_points);
+    let start = points.first().map(|p| xy(p.0, 0.0));
+    start
+        .into_iter()
+        .chain(points.into_iter().map(|(x, p)| xy(x, p * 100.0)))
+        .collect()
 }

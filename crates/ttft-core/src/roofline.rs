@@ -78,3 +78,15 @@ impl RooflineInput {
         }
     }
 }
+
+/// Mean context a run's decode steps read: prompt tokens plus half the output, over requests
+/// that reported prompt tokens (the default context of the roofline panel).
+pub fn mean_decode_context(report: &crate::report::Report) -> Option<f64> {
+    let v: Vec<f64> = report
+        .measured()
+        .filter_map(|r| {
+            Some(r.metrics.prompt_tokens? as f64 + r.metrics.output_tokens as f64 / 2.0)
+        })
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}

@@ -216,3 +216,10 @@ fn one_run_ahead_on_both_has_no_crossover() {
         cmp.lesson
     );
 }
+
+#[test]
+fn roofline_context_defaults_to_prompt_plus_half_the_output() {
+    let (_, reports) = import(&vllm_file("m", 2, 0.2, 0.05, 101)).unwrap();
+    let c = ttft_core::roofline::mean_decode_context(&reports[0]).unwrap();
+    assert!((c - (512.0 + 50.5)).abs() < 1e-9, "{c}");
+}

@@ -247,3 +247,40 @@ pub async fn open_studio() -> Result<Session> {
         studio,
     })
 }
+
+/// Waits until the chart grid `testid` has drawn every chart; returns the chart ids and the
+/// drawing time the page recorded (ms).
+pub async fn drawn_charts(c: &Client, testid: &str, secs: u64) -> Result<(Vec<String>, f64)> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        let v = c
+            .execute(
+                "const g = document.querySelector(`[data-testid=${arguments[0]}]`);
+                 if (!g || !g.dataset.renderMs) return null;
+                 const figs = [...g.querySelectorAll('[data-testid=chart]')];
+                 return { ms: Number(g.dataset.renderMs),
+                          ids: figs.map(f => f.dataset.chart),
+                          drawn: figs.filter(f => f.querySelector('.chart canvas')).length,
+                          errors: figs.map(f => f.querySelector('.error')?.textContent).filter(Boolean) };",
+                vec![serde_json::json!(testid)],
+            )
+            .await?;
+        if let Some(o) = v.as_object() {
+            let errors = o["errors"].as_array().cloned().unwrap_or_default();
+            if !errors.is_empty() {
+                bail!("charts failed: {errors:?}");
+            }
+            let ids: Vec<String> = o["ids"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i.as_str().map(str::to_owned))
+                .collect();
+            if o["drawn"].as_u64() == Some(ids.len() as u64) {
+                return Ok((ids, o["ms"].as_f64().unwrap_or(f64::NAN)));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    bail!("charts in {testid} were not drawn within {secs}s")
+}

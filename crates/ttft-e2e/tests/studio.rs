@@ -181,6 +181,7 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     wait_run_complete(c, 60).await?;
     let ttft = wait_text(c, "ttft-p50", 5, |t| t.ends_with("ms")).await?;
     let itl = wait_text(c, "itl-p95", 5, |t| t.ends_with("ms")).await?;
+    let (charts, _) = drawn_charts(c, "report-charts", 20).await?;
     let link = c
         .find(Locator::Css("[data-testid=share-link]"))
         .await?
@@ -199,6 +200,8 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
         wait_text(&fresh, "itl-p95", 5, |t| t.ends_with("ms")).await?,
         itl
     );
+    let (fresh_charts, _) = drawn_charts(&fresh, "report-charts", 20).await?;
+    assert_eq!(fresh_charts, charts, "the link redraws the same charts");
     // A damaged link gives a clear message instead of a blank page.
     fresh
         .goto(&format!("{}/#share=r1.AAAA", session.studio.url))
@@ -345,6 +348,16 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
         finishes.contains("model-b") && starts.contains("model-a"),
         "{lesson}"
     );
+    let (ids, render_ms) = drawn_charts(c, "compare-charts", 30).await?;
+    println!("compare charts {ids:?} drawn in {render_ms} ms");
+    assert_eq!(&ids[..2], ["cmp-progress", "cmp-ttft-cdf"]);
+    let lanes = c
+        .find_all(Locator::Css(
+            "[data-testid=compare] [data-testid=replay-lane]",
+        ))
+        .await?;
+    assert_eq!(lanes.len(), 2, "one replay lane per compared run");
+    assert!(lanes[0].text().await?.contains("model-"));
     click(c, "replay-play").await?;
     let waiting = wait_text(c, "replay-waiting", 5, |t| {
         t.contains("waiting for the first token")
@@ -352,6 +365,9 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
     .await?;
     println!("{waiting}");
     tokio::time::sleep(Duration::from_millis(4000)).await;
+    // Tall enough for the lesson, the table, the replay and the first charts.
+    c.set_window_size(1400, 1500).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     c.execute(
         "document.querySelector('[data-testid=compare]').scrollIntoView()",
         vec![],
@@ -439,6 +455,117 @@ async fn multi_turn_prompt_grows_each_round() -> anyhow::Result<()> {
         .find_all(Locator::Css("[data-testid=groups] tbody tr"))
         .await?;
     assert_eq!(rows.len(), 3, "TTFT per round");
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// A completed run draws its charts; a chart exports as a real PNG; the roofline panel compares
+/// the bound with the measured per-token time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn charts_draw_export_png_and_roofline_compares() -> anyhow::Result<()> {
+    use base64::Engine;
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "6").await?;
+    set_field(c, "concurrency", "2").await?;
+    set_field(c, "max-tokens", "80").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let (ids, render_ms) = drawn_charts(c, "report-charts", 20).await?;
+    println!("report charts {ids:?} drawn in {render_ms} ms");
+    for id in [
+        "ttft-hist",
+        "ttft-cdf",
+        "itl-hist",
+        "itl-cdf",
+        "waterfall",
+        "itl-position",
+    ] {
+        assert!(ids.iter().any(|i| i == id), "{id} missing from {ids:?}");
+    }
+    assert!(render_ms > 0.0);
+    click(c, "export-png").await?;
+    let href = c
+        .wait()
+        .at_most(Duration::from_secs(5))
+        .for_element(Locator::Css("[data-testid=png-link]"))
+        .await?
+        .attr("href")
+        .await?
+        .expect("href");
+    let b64 = href
+        .strip_prefix("data:image/png;base64,")
+        .expect("a PNG data URL");
+    let png = base64::engine::general_purpose::STANDARD.decode(b64)?;
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        png.len() > 5_000,
+        "a drawn chart, not a blank: {} bytes",
+        png.len()
+    );
+    // Weights only (no KV term): 7B × 2 bytes / 2 TB/s = 7 ms.
+    set_field(c, "roofline-kv", "0").await?;
+    let roofline = wait_text(c, "roofline-result", 5, |t| {
+        t.contains("Lowest possible ITL: 7.00 ms")
+    })
+    .await?;
+    assert!(
+        roofline.contains("7.00 ms per token"),
+        "7B FP16 on 2 TB/s: {roofline}"
+    );
+    assert!(roofline.contains("Measured"), "{roofline}");
+    set_field(c, "roofline-precision", "int4").await?;
+    let roofline = wait_text(c, "roofline-result", 5, |t| {
+        !t.contains("7.00 ms per token")
+    })
+    .await?;
+    assert!(
+        roofline.contains("1.75 ms per token"),
+        "INT4 quarters the weights: {roofline}"
+    );
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// Result files of other tools open as runs; a bad file is refused with a reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn vllm_bench_results_import_and_bad_files_are_refused() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    let dir = std::env::temp_dir().join(format!("ttft-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let n = 8;
+    let vllm = serde_json::json!({
+        "date": "20261130-101500", "backend": "openai-chat", "model_id": "llama-3-8b",
+        "max_concurrency": 4, "input_lens": vec![512; n], "output_lens": vec![33; n],
+        "ttfts": (0..n).map(|i| 0.2 + 0.01 * i as f64).collect::<Vec<_>>(),
+        "itls": vec![vec![0.025; 32]; n], "errors": vec![""; n],
+        "generated_texts": vec!["The capital of France is Paris."; n]
+    });
+    let good = dir.join("vllm.json");
+    std::fs::write(&good, vllm.to_string())?;
+    let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+    input.send_keys(good.to_str().unwrap()).await?;
+    wait_text(c, "report-title", 10, |t| {
+        t.contains("vLLM bench · llama-3-8b")
+    })
+    .await?;
+    let ttft = wait_text(c, "ttft-p50", 5, |t| t.ends_with("ms")).await?;
+    assert_eq!(ttft, "235 ms", "median of 200..270 ms");
+    assert_eq!(
+        wait_text(c, "itl-p50", 5, |t| t.ends_with("ms")).await?,
+        "25.0 ms"
+    );
+    drawn_charts(c, "report-charts", 20).await?;
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"{"model_id": "m", "median_ttft_ms": 120}"#)?;
+    let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+    input.send_keys(bad.to_str().unwrap()).await?;
+    let notice = wait_text(c, "notice", 10, |t| t.contains("could not import")).await?;
+    assert!(notice.contains("--save-detailed"), "{notice}");
     session.client.clone().close().await?;
     Ok(())
 }

@@ -1,0 +1,160 @@
+//! Charts: ECharts draws the options `ttft-charts` built; this module only mounts, disposes and
+//! exports them. ECharts is the npm build loaded by a classic `<script>` before the wasm.
+
+use leptos::html;
+use leptos::prelude::*;
+use ttft_charts::ChartSpec;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// An ECharts instance.
+    type EChartsInstance;
+
+    #[wasm_bindgen(js_namespace = echarts, js_name = init, catch)]
+    fn echarts_init(el: &web_sys::HtmlElement) -> Result<EChartsInstance, JsValue>;
+
+    #[wasm_bindgen(method, js_name = setOption, catch)]
+    fn set_option(this: &EChartsInstance, option: &JsValue) -> Result<(), JsValue>;
+
+    #[wasm_bindgen(method)]
+    fn dispose(this: &EChartsInstance);
+
+    #[wasm_bindgen(method)]
+    fn resize(this: &EChartsInstance);
+
+    #[wasm_bindgen(method, js_name = getDataURL)]
+    fn get_data_url(this: &EChartsInstance, opts: &JsValue) -> String;
+}
+
+/// Draws `spec` into `el`: returns the instance, or why it failed (for the user).
+fn draw(el: &web_sys::HtmlElement, spec: &ChartSpec) -> Result<EChartsInstance, String> {
+    let chart = echarts_init(el).map_err(|_| {
+        "charts unavailable: echarts.min.js did not load (rebuild with `cargo xtask serve`)"
+            .to_owned()
+    })?;
+    let options = js_sys::JSON::parse(&spec.options_json())
+        .map_err(|e| format!("chart options are not JSON: {e:?}"))?;
+    chart
+        .set_option(&options)
+        .map_err(|e| format!("ECharts rejected the options: {e:?}"))?;
+    Ok(chart)
+}
+
+/// A PNG of the chart as a data URL, white background, 2× pixels.
+fn png_url(chart: &EChartsInstance) -> String {
+    let opts = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&opts, &"type".into(), &"png".into());
+    let _ = js_sys::Reflect::set(&opts, &"pixelRatio".into(), &2.into());
+    let _ = js_sys::Reflect::set(&opts, &"backgroundColor".into(), &"#fff".into());
+    chart.get_data_url(&opts)
+}
+
+/// One chart with its caption and a PNG export.
+#[component]
+pub fn ChartView(
+    /// What to draw.
+    spec: ChartSpec,
+    /// File name stem for the PNG.
+    file_stem: String,
+    /// Called once the chart is drawn (or failed to be).
+    on_drawn: Callback<()>,
+) -> impl IntoView {
+    let host = NodeRef::<html::Div>::new();
+    let instance: StoredValue<Option<EChartsInstance>, LocalStorage> = StoredValue::new_local(None);
+    let (error, set_error) = signal(None::<String>);
+    let (png, set_png) = signal(None::<String>);
+    let id = spec.id;
+    let caption = spec.caption.clone();
+    let title = spec.title.clone();
+    Effect::new(move |_| {
+        if let Some(el) = host.get() {
+            match draw(&el, &spec) {
+                Ok(c) => instance.set_value(Some(c)),
+                Err(e) => set_error.set(Some(e)),
+            }
+            on_drawn.run(());
+        }
+    });
+    // Follow the window's width (the grid reflows; ECharts does not watch its container).
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        instance.with_value(|c| {
+            if let Some(c) = c {
+                c.resize();
+            }
+        });
+    });
+    on_cleanup(move || {
+        resize.remove();
+        if let Some(c) = instance.try_update_value(Option::take).flatten() {
+            c.dispose();
+        }
+    });
+    let export = move |_| {
+        instance.with_value(|c| {
+            if let Some(c) = c {
+                set_png.set(Some(png_url(c)));
+            }
+        });
+    };
+    // Once the data URL exists, the link downloads it (and stays, so it can be clicked again).
+    let link = NodeRef::<html::A>::new();
+    Effect::new(move |_| {
+        if png.get().is_some()
+            && let Some(a) = link.get()
+        {
+            a.click();
+        }
+    });
+    view! {
+        <figure class="chart-card" data-testid="chart" data-chart=id>
+            <div class="chart-head">
+                <span class="sr-only">{title}</span>
+                <button class="link" data-testid="export-png" on:click=export title="Download this chart as PNG">"PNG"</button>
+                {move || png.get().map(|href| view! {
+                    <a node_ref=link href=href download=format!("{file_stem}-{id}.png") data-testid="png-link" class="muted">"saved"</a>
+                })}
+            </div>
+            <div class="chart" node_ref=host></div>
+            {move || error.get().map(|e| view! { <p class="error">{e}</p> })}
+            <figcaption class="muted">{caption}</figcaption>
+        </figure>
+    }
+}
+
+/// Milliseconds on the page clock, for timing the drawing.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// A grid of charts; once all are drawn, `data-render-ms` holds the time since `started_ms`
+/// (building the options included, when the caller took `started_ms` before building them).
+#[component]
+pub fn ChartGrid(
+    /// The charts.
+    specs: Vec<ChartSpec>,
+    /// File name stem for PNGs.
+    file_stem: String,
+    /// `data-testid` of the grid.
+    testid: &'static str,
+    /// Page-clock time the work began (ms).
+    started_ms: f64,
+) -> impl IntoView {
+    let count = specs.len();
+    let remaining = StoredValue::new(count);
+    let (render_ms, set_render_ms) = signal(None::<f64>);
+    let on_drawn = Callback::new(move |_| {
+        remaining.update_value(|n| *n = n.saturating_sub(1));
+        if remaining.get_value() == 0 {
+            set_render_ms.set(Some(now_ms() - started_ms));
+        }
+    });
+    view! {
+        <div class="charts" data-testid=testid data-charts=count
+            data-render-ms=move || render_ms.get().map(|t| format!("{t:.1}"))>
+            {specs.into_iter().map(|spec| view! { <ChartView spec=spec file_stem=file_stem.clone() on_drawn=on_drawn /> }).collect_view()}
+        </div>
+    }
+}
