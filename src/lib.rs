@@ -64,6 +64,20 @@ pub fn App() -> impl IntoView {
         studio.selected.set(Some(0));
     }
     studio.clock.set(clock::measure());
+    // Marks when the studio first became usable (after mount), for the load-time benchmark.
+    Effect::new(move |_| {
+        let window = web_sys::window();
+        if let Some(boot) = window
+            .as_ref()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id("boot"))
+        {
+            boot.remove();
+        }
+        if let Some(p) = window.and_then(|w| w.performance()) {
+            let _ = p.mark("ttft-studio:interactive");
+        }
+    });
     Effect::new(move |_| storage::save_endpoint(&studio.endpoint.get()));
     Effect::new(move |_| storage::save_scenario(&studio.scenario.get()));
     view! {

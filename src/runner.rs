@@ -37,6 +37,8 @@ pub struct Sent {
     pub server_request_id: Option<String>,
     /// Time the browser held the request before sending it (Resource Timing).
     pub browser_queue_ms: Option<f64>,
+    /// t0 on the wall clock (`performance.timeOrigin + t0`).
+    pub sent_epoch_ms: Option<f64>,
 }
 
 /// Cancels a run: aborts every request in flight and stops starting new ones.
@@ -96,6 +98,7 @@ pub async fn send(
             let t = now();
             return Sent {
                 browser_queue_ms: None,
+                sent_epoch_ms: None,
                 timeline: RequestRecorder::new(t, dialect, None).fail(
                     t,
                     Outcome::NetworkError {
@@ -120,6 +123,7 @@ pub async fn send(
         let t = now();
         return Sent {
             browser_queue_ms: None,
+            sent_epoch_ms: None,
             timeline: RequestRecorder::new(t, dialect, None).fail(
                 t,
                 Outcome::NetworkError { message: "this browser has no performance clock: use a current Chromium, Firefox or Safari".into() },
@@ -194,6 +198,7 @@ pub async fn send(
         handle.active.borrow_mut().retain(|x| x != c);
     }
     Sent {
+        sent_epoch_ms: Some(perf.time_origin() + t0),
         timeline,
         server_request_id,
         browser_queue_ms,
@@ -423,6 +428,7 @@ pub async fn run_phases(
                         metrics: m,
                         replay: replay_of(&sent.timeline),
                         server_request_id: sent.server_request_id,
+                        sent_epoch_ms: sent.sent_epoch_ms,
                     });
                     done.set(done.get() + 1);
                     let t = now();

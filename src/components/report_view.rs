@@ -218,6 +218,12 @@ fn ShareBox(
             <label>"Share link (no server storage; replay of 5 requests)"
                 <input readonly data-testid="share-link" prop:value=link.clone() />
             </label>
+            {(link.len() > 32_000).then(|| view! {
+                <p class="muted" data-testid="share-link-long">{format!(
+                    "This link is {} KB: browsers open it, but chat tools and e-mail may cut it. For large runs, send the exported JSON; Import in the runs list opens it.",
+                    link.len() / 1000
+                )}</p>
+            })}
             <a href=data_url("application/json", &json) download=format!("{name}.json") data-testid="export-json">"Export JSON"</a>
             " · "
             <a href=data_url("text/csv", &csv(&report)) download=format!("{name}.csv")>"Export CSV"</a>
@@ -248,16 +254,20 @@ pub fn ReportView() -> impl IntoView {
                     <span class="muted" data-testid="run-status">{move || if use_studio().selected.get().is_some() { "complete" } else { "running" }}</span>
                     <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
                     <Headline agg=agg.clone() />
-                    <Findings report=r.clone() agg=agg.clone() />
-                    <Groups agg=agg />
+                    <Groups agg=agg.clone() />
                     {match charts {
-                        Some(specs) => view! { <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started /> }.into_any(),
-                        None => view! { <p class="muted" data-testid="charts-pending">"Charts are drawn when the run completes, so drawing never delays a timestamp."</p> }.into_any(),
+                        Some(specs) => view! {
+                            <Findings report=r.clone() agg=agg.clone() />
+                            <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started />
+                            <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
+                            <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup).cloned().collect() />
+                            <ShareBox report=r.clone() />
+                            <Requests report=r />
+                        }.into_any(),
+                        // While requests stream, the page stays light (headline and groups
+                        // only): rendering must not delay the timestamps of the reads.
+                        None => view! { <p class="muted" data-testid="charts-pending">"Diagnosis, charts, replay, export and the request table appear when the run completes, so rendering never delays a timestamp."</p> }.into_any(),
                     }}
-                    <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
-                    <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup).cloned().collect() />
-                    <ShareBox report=r.clone() />
-                    <Requests report=r />
                 </article>
             }.into_any()
         }

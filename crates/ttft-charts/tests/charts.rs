@@ -72,6 +72,7 @@ fn report(
                 metrics: RequestMetrics::compute(&tl, cfg),
                 replay: replay_of(&tl),
                 server_request_id: None,
+                sent_epoch_ms: None,
             })
             .collect(),
     }

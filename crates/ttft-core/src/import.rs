@@ -191,6 +191,7 @@ fn record(
         metrics: m.into_metrics(),
         replay: Vec::new(),
         server_request_id: None,
+        sent_epoch_ms: None,
     }
 }
 

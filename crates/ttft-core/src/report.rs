@@ -84,6 +84,10 @@ pub struct RequestRecord {
     pub replay: Vec<ReplayPiece>,
     /// Server's request id (reference endpoint ground truth), if sent.
     pub server_request_id: Option<String>,
+    /// t0 on the wall clock (`performance.timeOrigin + t0`, ms since the Unix epoch), to line
+    /// the request up with server-side records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_epoch_ms: Option<f64>,
 }
 
 /// A whole run.

@@ -92,8 +92,11 @@ pub fn report_from_json(json: &[u8]) -> Result<Report, ShareError> {
 }
 
 /// A copy of the report for a link: replay and text kept for `sample` requests only.
+///
+/// Times are rounded to 1 µs (the browser clock's resolution is 5 µs at best), which removes
+/// the floating-point noise digits that otherwise dominate the compressed size.
 pub fn compact_for_share(report: &Report, sample: usize) -> Report {
-    let mut r = report.clone();
+    let mut r = round_floats(report);
     let n = r.requests.len().max(1);
     let step = n.div_ceil(sample.max(1)).max(1);
     for (i, req) in r.requests.iter_mut().enumerate() {
@@ -110,4 +113,30 @@ pub fn compact_for_share(report: &Report, sample: usize) -> Report {
         }
     }
     r
+}
+
+fn round_value(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            if let Some(x) = n.as_f64().map(|x| (x * 1000.0).round() / 1000.0)
+                && let Some(m) = serde_json::Number::from_f64(x)
+            {
+                *n = m;
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(round_value),
+        serde_json::Value::Object(o) => o.values_mut().for_each(round_value),
+        _ => {}
+    }
+}
+
+/// The report with every fractional number rounded to 0.001 (1 µs for times).
+fn round_floats(report: &Report) -> Report {
+    match serde_json::to_value(report) {
+        Ok(mut v) => {
+            round_value(&mut v);
+            serde_json::from_value(v).unwrap_or_else(|_| report.clone())
+        }
+        Err(_) => report.clone(),
+    }
 }

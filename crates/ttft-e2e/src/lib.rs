@@ -4,6 +4,9 @@
 //! The tests are `#[ignore]`d for plain `cargo test` because they need the built app (`dist/`)
 //! and Chromium; `cargo xtask test` builds both and runs them with `--ignored`.
 
+pub mod bench_report;
+pub mod synthetic;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

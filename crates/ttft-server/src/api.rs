@@ -316,6 +316,9 @@ pub async fn messages(State(st): State<ApiState>, req: Request) -> Result<Respon
 
 async fn generate(st: ApiState, req: Request, api: Api) -> Result<Response, ApiError> {
     let received = Instant::now();
+    let received_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3);
     let (headers, v) = read_json(req).await?;
     let c = common(&headers, &v, api)?;
     let n = st.counter.fetch_add(1, Ordering::Relaxed);
@@ -356,6 +359,7 @@ async fn generate(st: ApiState, req: Request, api: Api) -> Result<Response, ApiE
     );
     let truth = Truth {
         id: id.clone(),
+        received_unix_ms,
         model: c.profile.name.to_owned(),
         flavour: format!("{:?}", c.flavour).to_lowercase(),
         prompt_tokens: c.prompt_tokens,

@@ -364,6 +364,17 @@ async fn ground_truth_models_metrics_and_headers() {
     assert_eq!(t["outcome"], "ok");
     assert_eq!(t["chunks"].as_array().unwrap().len(), 5);
     assert!(t["prefill_ms"].as_f64().unwrap() > 0.0);
+    // Receipt on the wall clock, to line up with the browser's timeOrigin-based stamps.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        * 1e3;
+    let received = t["received_unix_ms"].as_f64().unwrap();
+    assert!(
+        received <= now_ms && now_ms - received < 10_000.0,
+        "{received} vs {now_ms}"
+    );
     let (s, _) = get(&app, "/v1/ground-truth/sim-999999").await;
     assert_eq!(s, StatusCode::NOT_FOUND);
     let (_, models) = get(&app, "/v1/models").await;

@@ -4,6 +4,9 @@
 //! `cargo xtask test`: installs what is missing (Chromium and chromedriver too), then runs
 //! fmt, clippy (native and wasm32), native tests, wasm tests in headless Chromium, the
 //! end-to-end suite against the built app, and prints a summary line.
+//!
+//! `cargo xtask bench`: measurement error against ground truth, client capacity, bundle size,
+//! load and chart render times, share-link lengths → `BENCHMARKS.md` + `bench/results.json`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -318,6 +321,7 @@ fn app_is_fresh() -> bool {
         "Cargo.lock",
         "package-lock.json",
         "crates/ttft-core",
+        "crates/ttft-charts",
     ];
     let built = newest(&[r.join("dist")]);
     let sources = newest(&inputs.iter().map(|i| r.join(i)).collect::<Vec<_>>());
@@ -505,16 +509,51 @@ impl Tally {
     }
 }
 
+/// `cargo xtask bench`: the studio in headless Chromium against the reference endpoint;
+/// writes BENCHMARKS.md and bench/results.json (not part of `test`).
+fn bench() -> Result<()> {
+    let started = Instant::now();
+    ensure_tools()?;
+    ensure_browser()?;
+    if app_is_fresh() {
+        eprintln!("==> the built app in dist/ is up to date");
+    } else {
+        build_app()?;
+    }
+    run("benchmark (headless Chromium, reference endpoint)", {
+        let mut c = cmd("cargo");
+        c.args([
+            "run",
+            "--release",
+            "-p",
+            "ttft-e2e",
+            "--bin",
+            "ttft-bench",
+            "--",
+        ])
+        .arg(root());
+        c
+    })?;
+    eprintln!(
+        "==> benchmark finished in {:.0} s: BENCHMARKS.md, bench/results.json",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("serve") => serve(&args[1..]),
         Some("test") => test(),
         Some("setup") => ensure_tools().and_then(|_| ensure_browser()),
+        Some("bench") => bench(),
         Some("llama") => ensure_llama()
             .map(|(s, m)| println!("LLAMA_SERVER={}\nLLAMA_MODEL={}", s.display(), m.display())),
         _ => {
-            eprintln!("usage: cargo xtask <serve [--port N] [--host H] | test | setup | llama>");
+            eprintln!(
+                "usage: cargo xtask <serve [--port N] [--host H] | test | bench | setup | llama>"
+            );
             std::process::exit(2)
         }
     }

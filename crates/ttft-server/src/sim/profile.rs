@@ -126,6 +126,20 @@ pub fn profiles() -> Vec<Profile> {
             behaviour: Behaviour::Prose,
         },
         Profile {
+            name: "sim-bench-fast",
+            description: "For client-capacity benchmarks: 5 ms steps (200 chunks/s per stream) nearly independent of load",
+            latency: LatencyModel {
+                max_batch: 4096,
+                kv_capacity: 50_000_000,
+                max_waiting: 8192,
+                decode_ms_per_seq: 0.0005,
+                decode_ms_per_kv_ktok: 0.0,
+                ..lat(5.0, 0.0, 5.0)
+            },
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+        },
+        Profile {
             name: "sim-tiny-kv",
             description: "A small KV cache: preempts and re-prefills under load",
             latency: LatencyModel {

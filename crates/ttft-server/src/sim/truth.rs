@@ -24,6 +24,9 @@ pub struct TruthChunk {
 pub struct Truth {
     /// Request id (also in the `x-request-id` response header).
     pub id: String,
+    /// Wall-clock time the request was received (ms since the Unix epoch, µs precision): with
+    /// the browser's `performance.timeOrigin` it places both sides on one clock.
+    pub received_unix_ms: f64,
     /// Model.
     pub model: String,
     /// Flavour.

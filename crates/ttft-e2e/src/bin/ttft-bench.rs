@@ -1,0 +1,403 @@
+//! `ttft-bench ROOT`: drives the built studio in headless Chromium against the in-process
+//! reference endpoint and writes `ROOT/BENCHMARKS.md` and `ROOT/bench/results.json`.
+//! Run it through `cargo xtask bench` (which installs and builds what is missing).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use fantoccini::{Client, Locator};
+use serde_json::{Value, json};
+use ttft_core::report::Report;
+use ttft_core::stats::Summary;
+use ttft_e2e::synthetic::synthetic_report;
+use ttft_e2e::*;
+
+/// |error| percentiles of one measurement.
+fn errors(v: &[f64]) -> Value {
+    let abs: Vec<f64> = v.iter().map(|x| x.abs()).collect();
+    match Summary::of(&abs) {
+        Some(s) => json!({ "n": s.count, "p50_ms": s.p50, "p99_ms": s.p99, "max_ms": s.max }),
+        None => json!({ "n": 0 }),
+    }
+}
+
+/// Opens a fresh page with no saved runs.
+async fn fresh_page(c: &Client, studio: &Studio) -> Result<()> {
+    c.goto(&studio.url).await?;
+    c.execute("localStorage.removeItem('ttft-studio.runs')", vec![])
+        .await?;
+    c.goto(&studio.url).await?;
+    wait_text(c, "clock-status", 10, |t| t.contains("µs")).await?;
+    Ok(())
+}
+
+/// Runs a closed-loop chat scenario from the UI and returns the saved report.
+async fn ui_run(
+    c: &Client,
+    studio: &Studio,
+    base_url: &str,
+    model: &str,
+    requests: usize,
+    concurrency: usize,
+    tokens: usize,
+) -> Result<Report> {
+    fresh_page(c, studio).await?;
+    set_field(c, "base-url", base_url).await?;
+    set_field(c, "model", model).await?;
+    set_field(c, "requests", &requests.to_string()).await?;
+    set_field(c, "concurrency", &concurrency.to_string()).await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", &tokens.to_string()).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 300).await?;
+    let mut runs = saved_runs(c).await?;
+    anyhow::ensure!(!runs.is_empty(), "the run was not saved");
+    Ok(runs.remove(0))
+}
+
+/// Client-observed minus ground truth for every chunk of every request.
+struct Agreement {
+    gap_errors: Vec<f64>,
+    ttft_errors: Vec<f64>,
+    /// First chunk: client stamp minus server write on one wall clock (ms).
+    first_chunk_delay: Vec<f64>,
+    /// Request: server receipt minus client t0 on one wall clock (ms).
+    request_send: Vec<f64>,
+    chunks: usize,
+    mismatched: usize,
+    failed: usize,
+    chunks_per_s: f64,
+}
+
+async fn agreement(studio: &Studio, report: &Report) -> Result<Agreement> {
+    let mut gap_errors = Vec::new();
+    let mut offsets = Vec::new();
+    let mut first_chunk_delay = Vec::new();
+    let mut request_send = Vec::new();
+    let (mut chunks, mut mismatched, mut failed) = (0, 0, 0);
+    let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
+    for r in &report.requests {
+        if !r.outcome.is_ok() {
+            failed += 1;
+            continue;
+        }
+        let id = r.server_request_id.as_ref().context("no x-request-id")?;
+        let truth: Value =
+            serde_json::from_str(&http_get(studio.port, &format!("/v1/ground-truth/{id}")).await?)?;
+        let server: Vec<f64> = truth["chunks"]
+            .as_array()
+            .context("no chunks")?
+            .iter()
+            .filter_map(|c| c["written_ms"].as_f64())
+            .collect();
+        let client: Vec<f64> = r
+            .replay
+            .iter()
+            .filter(|p| p.kind == 'a')
+            .map(|p| p.at_ms)
+            .collect();
+        if client.len() != server.len() || client.is_empty() {
+            mismatched += 1;
+            continue;
+        }
+        chunks += client.len();
+        first = first.min(r.start_ms + client[0]);
+        last = last.max(r.start_ms + client[client.len() - 1]);
+        // On one wall clock (page timeOrigin + t0 vs the server's receipt time) the offset is
+        // the first chunk's delivery and stamping delay alone; without it, it also holds the
+        // time the request took to reach the server.
+        match (r.sent_epoch_ms, truth["received_unix_ms"].as_f64()) {
+            (Some(sent), Some(received)) => {
+                let delay = (sent + client[0]) - (received + server[0]);
+                first_chunk_delay.push(delay);
+                request_send.push(received - sent);
+                offsets.push(delay);
+            }
+            _ => offsets.push(client[0] - server[0]),
+        }
+        for k in 1..client.len() {
+            gap_errors.push((client[k] - client[k - 1]) - (server[k] - server[k - 1]));
+        }
+    }
+    let median = Summary::of(&offsets).map_or(0.0, |s| s.p50);
+    Ok(Agreement {
+        gap_errors,
+        ttft_errors: offsets.iter().map(|o| o - median).collect(),
+        first_chunk_delay,
+        request_send,
+        chunks,
+        mismatched,
+        failed,
+        chunks_per_s: if last > first {
+            chunks as f64 / (last - first) * 1e3
+        } else {
+            0.0
+        },
+    })
+}
+
+fn gzip_len(bytes: &[u8]) -> usize {
+    // DEFLATE at level 9 plus gzip's 18 bytes of header and trailer.
+    miniz_oxide::deflate::compress_to_vec(bytes, 9).len() + 18
+}
+
+fn bundle(root: &Path) -> Result<Value> {
+    let mut wasm = (0, 0);
+    let mut js = (0, 0);
+    let mut echarts = (0, 0);
+    for e in std::fs::read_dir(root.join("dist"))? {
+        let path = e?.path();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        let sizes = (bytes.len(), gzip_len(&bytes));
+        if name.ends_with(".wasm") {
+            wasm = sizes;
+        } else if name.starts_with("echarts") && name.ends_with(".js") {
+            echarts = sizes;
+        } else if name.ends_with(".js") {
+            js = sizes;
+        }
+    }
+    Ok(json!({
+        "wasm_raw": wasm.0, "wasm_gzip": wasm.1, "js_raw": js.0, "js_gzip": js.1,
+        "app_gzip_total": wasm.1 + js.1, "echarts_raw": echarts.0, "echarts_gzip": echarts.1,
+    }))
+}
+
+async fn load_times(driver: &Driver, studio: &Studio, runs: usize) -> Result<Value> {
+    let mut samples: Vec<Value> = Vec::new();
+    for _ in 0..runs {
+        let c = browser(driver).await?;
+        c.goto(&studio.url).await?;
+        let deadline = Instant::now() + std::time::Duration::from_secs(20);
+        let v = loop {
+            let v = c
+                .execute(
+                    "const m = performance.getEntriesByName('ttft-studio:interactive')[0];
+                     if (!m) return null;
+                     const nav = performance.getEntriesByType('navigation')[0];
+                     const paint = Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]));
+                     const wasm = performance.getEntriesByType('resource').find(r => r.name.endsWith('.wasm'));
+                     return { first_paint_ms: paint['first-paint'] ?? null,
+                              first_contentful_paint_ms: paint['first-contentful-paint'] ?? null,
+                              dom_content_loaded_ms: nav.domContentLoadedEventEnd,
+                              interactive_ms: m.startTime,
+                              wasm_fetch_ms: wasm ? wasm.responseEnd - wasm.startTime : null };",
+                    vec![],
+                )
+                .await?;
+            if !v.is_null() || Instant::now() > deadline {
+                break v;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        };
+        c.close().await?;
+        samples.push(v);
+    }
+    let median = |key: &str| {
+        let v: Vec<f64> = samples.iter().filter_map(|s| s[key].as_f64()).collect();
+        Summary::of(&v).map(|s| s.p50)
+    };
+    Ok(json!({
+        "runs": runs,
+        "first_paint_ms": median("first_paint_ms"),
+        "first_contentful_paint_ms": median("first_contentful_paint_ms"),
+        "dom_content_loaded_ms": median("dom_content_loaded_ms"),
+        "interactive_ms": median("interactive_ms"),
+        "wasm_fetch_ms": median("wasm_fetch_ms"),
+        "samples": samples,
+    }))
+}
+
+async fn chart_render(
+    c: &Client,
+    studio: &Studio,
+    dir: &Path,
+    n: usize,
+    reps: usize,
+) -> Result<Value> {
+    let report = synthetic_report(n, 100, 7);
+    let path = dir.join(format!("synthetic-{n}.json"));
+    std::fs::write(&path, serde_json::to_string(&report)?)?;
+    let mut times = Vec::new();
+    let mut charts = 0;
+    for _ in 0..reps {
+        fresh_page(c, studio).await?;
+        let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+        input.send_keys(path.to_str().context("path")?).await?;
+        let (ids, ms) = drawn_charts(c, "report-charts", 120).await?;
+        charts = ids.len();
+        times.push(ms);
+    }
+    let s = Summary::of(&times).context("no render times")?;
+    Ok(
+        json!({ "requests": n, "charts": charts, "median_ms": s.p50, "max_ms": s.max, "samples_ms": times }),
+    )
+}
+
+async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
+    let mut out = serde_json::Map::new();
+    for n in [100usize, 1000] {
+        let report = synthetic_report(n, 100, 11);
+        let compact = ttft_core::share::compact_for_share(&report, 5);
+        let link = format!(
+            "{}/#share={}",
+            studio.url,
+            ttft_core::share::encode(&compact)
+        );
+        let full = serde_json::to_string(&report)?.len();
+        // The link opens in the browser and shows the run's TTFT P50.
+        fresh_page(c, studio).await?;
+        c.goto(&link).await?;
+        let shown = wait_text(c, "ttft-p50", 30, |t| t.ends_with("ms")).await?;
+        let expected = ttft_core::report::Report::aggregates(&compact)
+            .ttft
+            .map(|s| s.p50)
+            .unwrap_or(f64::NAN);
+        out.insert(
+            n.to_string(),
+            json!({ "link_chars": link.len(), "report_json_chars": full, "opens": true,
+                    "ttft_p50_shown": shown, "ttft_p50_ms": expected }),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+fn machine() -> Value {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap_or("?")
+        .trim()
+        .to_owned();
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .nth(1)
+        .and_then(|k| k.parse::<f64>().ok())
+        .map_or(0.0, |k| k / 1024.0 / 1024.0);
+    let out = |prog: &str, arg: &str| {
+        std::process::Command::new(prog)
+            .arg(arg)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    json!({
+        "cpu": cpu,
+        "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "memory_gib": (mem * 10.0).round() / 10.0,
+        "chromium": out("chromium", "--version"),
+        "rustc": out("rustc", "--version"),
+        "date": out("date", "-u"),
+    })
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<()> {
+    let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| ".".into()));
+    let started = Instant::now();
+    let studio = start_studio().await?;
+    let driver = start_driver().await?;
+    let work = std::env::temp_dir().join(format!("ttft-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    let mut results = serde_json::Map::new();
+    results.insert("machine".into(), machine());
+    eprintln!("bundle sizes…");
+    results.insert("bundle".into(), bundle(&root)?);
+    eprintln!("load times (5 cold loads)…");
+    results.insert("load".into(), load_times(&driver, &studio, 5).await?);
+
+    let c = browser(&driver).await?;
+    // 1. Measurement error against ground truth (sim-bench: 20 ms steps, 100 tokens).
+    let mut accuracy = Vec::new();
+    for (conc, requests, base, transport) in [
+        (1usize, 10usize, String::new(), "HTTP/1.1"),
+        (16, 32, studio.tls_url.clone(), "HTTP/2 (TLS)"),
+        (64, 128, studio.tls_url.clone(), "HTTP/2 (TLS)"),
+    ] {
+        eprintln!("accuracy at concurrency {conc}…");
+        let report = ui_run(&c, &studio, &base, "sim-bench", requests, conc, 100).await?;
+        let a = agreement(&studio, &report).await?;
+        accuracy.push(json!({
+            "concurrency": conc, "requests": requests, "transport": transport,
+            "chunks": a.chunks, "mismatched_requests": a.mismatched, "failed_requests": a.failed,
+            "chunks_per_s": a.chunks_per_s,
+            "itl_error": errors(&a.gap_errors), "ttft_error": errors(&a.ttft_errors),
+            "first_chunk_delay": errors(&a.first_chunk_delay),
+            "request_send": errors(&a.request_send),
+        }));
+    }
+    results.insert("accuracy".into(), Value::Array(accuracy));
+
+    // 2. Client capacity: sim-bench-fast (5 ms steps), one request per stream, 100 tokens.
+    let mut capacity = Vec::new();
+    let mut best: Option<f64> = None;
+    for conc in [16usize, 32, 64, 128, 192, 256] {
+        eprintln!("capacity at {conc} streams…");
+        let report = ui_run(
+            &c,
+            &studio,
+            &studio.tls_url,
+            "sim-bench-fast",
+            conc,
+            conc,
+            100,
+        )
+        .await?;
+        let a = agreement(&studio, &report).await?;
+        let e = errors(&a.gap_errors);
+        let p99 = e["p99_ms"].as_f64().unwrap_or(f64::INFINITY);
+        if p99 < 1.0 {
+            best = Some(best.map_or(a.chunks_per_s, |b: f64| b.max(a.chunks_per_s)));
+        }
+        capacity.push(json!({
+            "streams": conc, "chunks": a.chunks, "chunks_per_s": a.chunks_per_s,
+            "mismatched_requests": a.mismatched, "failed_requests": a.failed, "itl_error": e,
+        }));
+    }
+    results.insert(
+        "capacity".into(),
+        json!({ "levels": capacity, "max_chunks_per_s_with_p99_error_under_1ms": best }),
+    );
+
+    // 3. Chart rendering of large reports, and share links.
+    eprintln!("chart render times…");
+    results.insert(
+        "charts".into(),
+        json!({
+            "r100": chart_render(&c, &studio, &work, 100, 3).await?,
+            "r1000": chart_render(&c, &studio, &work, 1000, 3).await?,
+        }),
+    );
+    eprintln!("share links…");
+    results.insert("share_links".into(), share_links(&c, &studio).await?);
+    c.close().await?;
+    results.insert(
+        "duration_s".into(),
+        json!(started.elapsed().as_secs_f64().round()),
+    );
+    let results = Value::Object(results);
+    std::fs::create_dir_all(root.join("bench"))?;
+    std::fs::write(
+        root.join("bench/results.json"),
+        serde_json::to_string_pretty(&results)? + "\n",
+    )?;
+    std::fs::write(
+        root.join("BENCHMARKS.md"),
+        ttft_e2e::bench_report::markdown(&results),
+    )?;
+    let _ = std::fs::remove_dir_all(&work);
+    eprintln!("wrote BENCHMARKS.md and bench/results.json");
+    Ok(())
+}
