@@ -1,10 +1,14 @@
-//! Drives a [`Scheduler`] in real time: one task per simulated model sleeps through each step
-//! (to an absolute deadline, so steps do not drift) and hands tokens to the request streams.
+//! Drives a [`Scheduler`] in real time: one OS thread per simulated model sleeps through each
+//! step (to an absolute deadline, so steps do not drift; the last 300 µs are spun, because
+//! tokio's timer has 1 ms granularity and a busy runtime delays wake-ups) and hands tokens to the
+//! request streams over channels.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Notify, mpsc};
+use std::sync::Condvar;
+
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::scheduler::{LatencyModel, QueueFull, SchedEvent, Scheduler};
@@ -32,7 +36,9 @@ pub enum EngineEvent {
 struct Shared {
     sched: Mutex<Scheduler>,
     senders: Mutex<HashMap<u64, mpsc::UnboundedSender<EngineEvent>>>,
-    notify: Notify,
+    /// Set when work arrives; the engine thread waits on it when idle.
+    wake: Mutex<bool>,
+    woken: Condvar,
 }
 
 /// Handle to one simulated model's engine.
@@ -42,14 +48,19 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Starts the engine task (needs a tokio runtime).
+    /// Starts the engine thread.
     pub fn spawn(model: LatencyModel) -> Self {
         let shared = Arc::new(Shared {
             sched: Mutex::new(Scheduler::new(model)),
             senders: Mutex::new(HashMap::new()),
-            notify: Notify::new(),
+            wake: Mutex::new(false),
+            woken: Condvar::new(),
         });
-        tokio::spawn(run(shared.clone()));
+        let engine = shared.clone();
+        std::thread::Builder::new()
+            .name("sim-engine".into())
+            .spawn(move || run(&engine))
+            .expect("engine thread");
         Self { shared }
     }
 
@@ -71,7 +82,8 @@ impl Engine {
             .lock()
             .expect("senders lock")
             .insert(id, tx);
-        self.shared.notify.notify_one();
+        *self.shared.wake.lock().expect("wake lock") = true;
+        self.shared.woken.notify_one();
         Ok(rx)
     }
 
@@ -82,18 +94,23 @@ impl Engine {
     }
 }
 
-async fn run(shared: Arc<Shared>) {
+fn run(shared: &Shared) {
     let mut deadline = Instant::now();
     loop {
         let step = shared.sched.lock().expect("scheduler lock").plan();
         let Some(step) = step else {
-            shared.notify.notified().await;
+            let mut woke = shared.wake.lock().expect("wake lock");
+            while !*woke {
+                woke = shared.woken.wait(woke).expect("wake lock");
+            }
+            *woke = false;
+            drop(woke);
             deadline = Instant::now();
             continue;
         };
         let start = deadline.max(Instant::now());
         deadline = start + std::time::Duration::from_secs_f64(step.duration_ms / 1e3);
-        sleep_precisely(deadline).await;
+        sleep_precisely(deadline);
         let events = shared.sched.lock().expect("scheduler lock").complete(&step);
         let mut gone = Vec::new();
         {
@@ -131,17 +148,18 @@ async fn run(shared: Arc<Shared>) {
     }
 }
 
-/// Sleeps until `deadline` with sub-millisecond precision: tokio's timer wheel has 1 ms
-/// granularity, so it sleeps to 1.5 ms before and yields for the rest.
-async fn sleep_precisely(deadline: Instant) {
+/// Sleeps until `deadline` with sub-millisecond precision: the thread sleeps to 300 µs before
+/// (Linux wakes a sleeping thread within ~50–100 µs) and spins for the rest.
+fn sleep_precisely(deadline: Instant) {
     let coarse = deadline
-        .checked_sub(std::time::Duration::from_micros(1500))
+        .checked_sub(std::time::Duration::from_micros(300))
         .unwrap_or(deadline);
-    if coarse > Instant::now() {
-        tokio::time::sleep_until(coarse).await;
+    let now = Instant::now();
+    if coarse > now {
+        std::thread::sleep(coarse - now);
     }
     while Instant::now() < deadline {
-        tokio::task::yield_now().await;
+        std::hint::spin_loop();
     }
 }
 
