@@ -1,6 +1,7 @@
 //! `ttft-bench ROOT`: drives the built studio in headless Chromium against the in-process
 //! reference endpoint and writes `ROOT/BENCHMARKS.md` and `ROOT/bench/results.json`.
 //! Run it through `cargo xtask bench` (which installs and builds what is missing).
+//! `ttft-bench ROOT --render-only` re-renders the Markdown from the last `results.json`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -306,6 +307,16 @@ fn machine() -> Value {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| ".".into()));
+    if std::env::args().nth(2).as_deref() == Some("--render-only") {
+        // Re-renders BENCHMARKS.md from the last results (after editing the template).
+        let results: Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("bench/results.json"))?)?;
+        std::fs::write(
+            root.join("BENCHMARKS.md"),
+            ttft_e2e::bench_report::markdown(&results),
+        )?;
+        return Ok(());
+    }
     let started = Instant::now();
     let studio = start_studio().await?;
     let driver = start_driver().await?;
