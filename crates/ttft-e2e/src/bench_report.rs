@@ -101,7 +101,7 @@ pub fn markdown(r: &Value) -> String {
     s.push('\n');
 
     s.push_str("## 1. Measurement error against ground truth\n\n");
-    s.push_str("Model `sim-bench` (20 ms decode steps, one token per chunk), 100 tokens per request, closed loop, no warm-up, started from the UI with the live run view open. For every chunk the studio's arrival time (the read's `performance.now()` stamp, from the saved report) is compared with the server's record of when it wrote that chunk (`/v1/ground-truth/{id}`). Per-gap ITL error = client gap − server gap. TTFT error = first-chunk delay minus its median, where the first-chunk delay is the client's stamp minus the server's write on one wall clock (`performance.timeOrigin + t0 + TTFT` against the server's receipt time + first write), so the time the request took to *reach* the server, which users also wait for but which is not a measurement error, is left out and reported separately. Values are |error|.\n\n");
+    s.push_str("Model `sim-bench` (20 ms decode steps, one token per chunk), 100 tokens per request, closed loop, one warm-up request (excluded), started from the UI with the live run view open. For every chunk the studio's arrival time (the read's `performance.now()` stamp, from the saved report) is compared with the server's record of when it wrote that chunk (`/v1/ground-truth/{id}`). Per-gap ITL error = client gap − server gap. TTFT error = first-chunk delay minus its median, where the first-chunk delay is the client's stamp minus the server's write on one wall clock (`performance.timeOrigin + t0 + TTFT` against the server's receipt time + first write), so the time the request took to *reach* the server, which users also wait for but which is not a measurement error, is left out and reported separately. Values are |error|.\n\n");
     s.push_str("| Streams | Transport | Chunks | ITL error P50 | P99 | max | TTFT error P50 | P99 | max | Requests not compared |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for a in r["accuracy"].as_array().into_iter().flatten() {
         s.push_str(&format!(
@@ -131,7 +131,7 @@ pub fn markdown(r: &Value) -> String {
         ));
     }
     s.push_str("\n## 2. Client capacity\n\n");
-    s.push_str("Model `sim-bench-fast` (5 ms steps, so 200 chunks/s per stream) over HTTP/2, one 100-token request per stream, all started together. Aggregate rate = chunks the tab received / time from the first to the last chunk.\n\n");
+    s.push_str("Model `sim-bench-fast` (5 ms steps, so 200 chunks/s per stream) over HTTP/2, one 100-token request per stream (after one warm-up request), all started together. Aggregate rate = chunks the tab received / time from the first to the last chunk.\n\n");
     s.push_str("| Streams | Chunks/s received | ITL error P50 | P99 | max | Requests not compared |\n|---|---|---|---|---|---|\n");
     for l in r["capacity"]["levels"].as_array().into_iter().flatten() {
         s.push_str(&format!(
