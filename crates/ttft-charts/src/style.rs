@@ -24,7 +24,7 @@ pub fn base(trigger: Trigger) -> Chart {
         .color(PALETTE.iter().map(|c| Color::from(*c)).collect())
         .tooltip(Tooltip::new().trigger(trigger))
         .legend(Legend::new().bottom(0))
-        .grid(Grid::new().left(64).right(48).top(40).bottom(56))
+        .grid(Grid::new().left(64).right(48).top(40).bottom(76))
 }
 
 /// A title without text duplication (the page shows the title; the PNG needs it too).

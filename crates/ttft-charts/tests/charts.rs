@@ -401,3 +401,27 @@ fn chart_options_snapshot() {
         insta::assert_json_snapshot!(format!("report-{}", c.id), json(c));
     }
 }
+
+/// A chat run of `n` requests with this TTFT and gap, 12 tokens each.
+fn steady(n: usize, ttft: f64, itl: f64) -> Report {
+    let reqs = (0..n)
+        .map(|i| {
+            (
+                "chat".to_owned(),
+                None,
+                stream(ttft + i as f64, itl, 0.0, 12, 100, &[]),
+            )
+        })
+        .collect();
+    report("chat", reqs, &MetricsConfig::default())
+}
+
+#[test]
+fn compare_options_snapshot() {
+    let (a, b) = (steady(3, 800.0, 65.0), steady(3, 3500.0, 40.0));
+    let aggs = [a.aggregates(), b.aggregates()];
+    let cmp = compare(&["A", "B"], &aggs);
+    for c in compare_charts(&["A", "B"], &[a, b], &aggs, &cmp) {
+        insta::assert_json_snapshot!(format!("compare-{}", c.id), json(&c));
+    }
+}
