@@ -3,6 +3,13 @@
 
 use crate::state::ClockInfo;
 
+/// `performance.now()` of the page (ms), 0 without a performance clock.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
 /// Smallest positive step seen over a short busy loop.
 pub fn measure() -> Option<ClockInfo> {
     let w = web_sys::window()?;

@@ -21,13 +21,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, RequestInit, Response};
 
+use crate::clock::now_ms as now;
 use crate::scenario::{Job, Phase};
-
-fn now() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
 
 /// What one request ended with.
 pub struct Sent {

@@ -122,13 +122,6 @@ pub fn ChartView(
     }
 }
 
-/// Milliseconds on the page clock, for timing the drawing.
-pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
-
 /// A grid of charts; once all are drawn, `data-render-ms` holds the time since `started_ms`
 /// (building the options included, when the caller took `started_ms` before building them).
 #[component]
@@ -148,7 +141,7 @@ pub fn ChartGrid(
     let on_drawn = Callback::new(move |_| {
         remaining.update_value(|n| *n = n.saturating_sub(1));
         if remaining.get_value() == 0 {
-            set_render_ms.set(Some(now_ms() - started_ms));
+            set_render_ms.set(Some(crate::clock::now_ms() - started_ms));
         }
     });
     view! {

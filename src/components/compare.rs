@@ -5,7 +5,8 @@ use leptos::prelude::*;
 use ttft_core::compare::{Better, Unit, compare};
 use ttft_core::report::{Aggregates, Report};
 
-use crate::components::charts::{ChartGrid, now_ms};
+use crate::clock::now_ms;
+use crate::components::charts::ChartGrid;
 use crate::format::{ms, pct, per_s};
 use crate::state::use_studio;
 

@@ -239,15 +239,12 @@ pub fn ReportView() -> impl IntoView {
         match report.get() {
         None => view! { <p class="muted" data-testid="empty-report">"Configure an endpoint and a scenario, then press Run. The built-in reference endpoint works with no setup."</p> }.into_any(),
         Some(r) => {
-            let started = crate::components::charts::now_ms();
+            let started = crate::clock::now_ms();
             let agg = r.aggregates();
             // Charts are drawn once the run is complete: drawing never competes with the
             // timestamps of a live run.
             let complete = use_studio().selected.get_untracked().is_some();
             let charts = complete.then(|| ttft_charts::report_charts(&r, &agg));
-            let stem = r.title.replace([' ', ':', '·', '/'], "_");
-            let measured = ttft_core::compare::per_token_ms(&agg);
-            let context = ttft_core::roofline::mean_decode_context(&r).unwrap_or(1000.0);
             view! {
                 <article class="report" data-testid="report">
                     <h2 data-testid="report-title">{r.title.clone()}</h2>
@@ -256,14 +253,19 @@ pub fn ReportView() -> impl IntoView {
                     <Headline agg=agg.clone() />
                     <Groups agg=agg.clone() />
                     {match charts {
-                        Some(specs) => view! {
+                        Some(specs) => {
+                            let stem = r.title.replace([' ', ':', '·', '/'], "_");
+                            let measured = ttft_core::compare::per_token_ms(&agg);
+                            let context = ttft_core::roofline::mean_decode_context(&r).unwrap_or(1000.0);
+                            view! {
                             <Findings report=r.clone() agg=agg.clone() />
                             <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started />
                             <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
                             <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup).cloned().collect() />
                             <ShareBox report=r.clone() />
                             <Requests report=r />
-                        }.into_any(),
+                        }.into_any()
+                        }
                         // While requests stream, the page stays light (headline and groups
                         // only): rendering must not delay the timestamps of the reads.
                         None => view! { <p class="muted" data-testid="charts-pending">"Diagnosis, charts, replay, export and the request table appear when the run completes, so rendering never delays a timestamp."</p> }.into_any(),

@@ -37,22 +37,21 @@ pub fn title(text: &str) -> Title {
 
 /// A value axis with a name in the middle.
 pub fn value_axis(name: &str) -> Axis {
-    Axis::new()
-        .type_(AxisType::Value)
-        .name(name)
-        .name_location(NameLocation::Middle)
-        .name_gap(28)
-        .scale(true)
+    named_axis(AxisType::Value, name, 28).scale(true)
 }
 
 /// A category axis.
 pub fn category_axis(name: &str, labels: Vec<String>) -> Axis {
+    named_axis(AxisType::Category, name, 32).data(labels)
+}
+
+/// An axis of `kind` with its name centred, `gap` px from the axis.
+fn named_axis(kind: AxisType, name: &str, gap: u32) -> Axis {
     Axis::new()
-        .type_(AxisType::Category)
+        .type_(kind)
         .name(name)
         .name_location(NameLocation::Middle)
-        .name_gap(32)
-        .data(labels)
+        .name_gap(gap)
 }
 
 /// A point `[x, y]`, rounded to 0.001 so options stay small and stable.
@@ -85,16 +84,7 @@ pub fn marks(lines: Vec<MarkLineVariant>, color: &str) -> MarkLine {
         .data(lines)
 }
 
-/// Formats milliseconds for labels.
-pub fn ms(v: f64) -> String {
-    if v >= 10_000.0 {
-        format!("{:.1} s", v / 1000.0)
-    } else if v >= 100.0 {
-        format!("{v:.0} ms")
-    } else {
-        format!("{v:.1} ms")
-    }
-}
+pub use ttft_core::format::ms;
 
 /// CDF points as `[x, %]`, starting from 0 % at the smallest value so the first step is drawn.
 pub fn cdf_points(values: &[f64], max_points: usize) -> Vec<DataPoint> {

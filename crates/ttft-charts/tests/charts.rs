@@ -4,8 +4,8 @@
 use serde_json::Value;
 use ttft_charts::{ChartSpec, compare_charts, report_charts};
 use ttft_core::compare::compare;
-use ttft_core::metrics::{MetricsConfig, RequestMetrics};
-use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord, replay_of};
+use ttft_core::metrics::MetricsConfig;
+use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
 use ttft_core::stats::Thresholds;
 use ttft_core::timeline::{RequestRecorder, RequestTimeline};
 
@@ -62,17 +62,9 @@ fn report(
             .into_iter()
             .enumerate()
             .map(|(i, (group, level, tl))| RequestRecord {
-                index: i as u32,
-                group,
-                level,
-                warmup: false,
                 start_ms: i as f64 * 10.0,
                 browser_queue_ms: Some(1.5),
-                outcome: tl.outcome.clone(),
-                metrics: RequestMetrics::compute(&tl, cfg),
-                replay: replay_of(&tl),
-                server_request_id: None,
-                sent_epoch_ms: None,
+                ..RequestRecord::from_timeline(i as u32, group, level, &tl, cfg)
             })
             .collect(),
     }

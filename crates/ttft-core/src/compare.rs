@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::ms;
 use crate::report::Aggregates;
 use crate::stats::Summary;
 
@@ -164,14 +165,6 @@ fn argbest(values: &[Option<f64>], better: Better) -> Option<usize> {
     pick.map(|(i, _)| i)
 }
 
-fn fmt_ms(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{:.2} s", v / 1000.0)
-    } else {
-        format!("{v:.0} ms")
-    }
-}
-
 /// Compares runs (2–4 of them, titled) on every headline metric.
 pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
     let rows: Vec<MetricRow> = METRICS
@@ -222,7 +215,7 @@ pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
                 "“{}” finishes first, but “{}” shows its first token {} sooner: users will feel “{}” is faster. Total latency lies.",
                 name(e),
                 name(s),
-                fmt_ms(gap),
+                ms(gap),
                 name(s)
             );
             if let Some(c) = crossover {
@@ -230,7 +223,7 @@ pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
                     " “{}” only catches up at token {:.0} ({}); answers shorter than that are seen sooner on “{}”.",
                     name(c.late),
                     c.at_token.ceil(),
-                    fmt_ms(c.at_ms),
+                    ms(c.at_ms),
                     name(c.early)
                 ));
             }

@@ -13,6 +13,7 @@ pub mod agent_json;
 pub mod compare;
 pub mod diagnosis;
 pub mod dialect;
+pub mod format;
 pub mod import;
 pub mod metrics;
 pub mod openers;

@@ -194,6 +194,32 @@ fn summary(values: impl Iterator<Item = f64>) -> Option<Summary> {
     Summary::of(&values.collect::<Vec<_>>())
 }
 
+impl RequestRecord {
+    /// A measured (not warm-up) request whose metrics and replay come from its timeline;
+    /// sending details (start, browser queue, ids) are left empty for the caller to set.
+    pub fn from_timeline(
+        index: u32,
+        group: String,
+        level: Option<f64>,
+        timeline: &RequestTimeline,
+        config: &crate::metrics::MetricsConfig,
+    ) -> Self {
+        Self {
+            index,
+            group,
+            level,
+            warmup: false,
+            start_ms: 0.0,
+            browser_queue_ms: None,
+            outcome: timeline.outcome.clone(),
+            metrics: RequestMetrics::compute(timeline, config),
+            replay: replay_of(timeline),
+            server_request_id: None,
+            sent_epoch_ms: None,
+        }
+    }
+}
+
 impl Report {
     /// Requests that count for statistics.
     pub fn measured(&self) -> impl Iterator<Item = &RequestRecord> {

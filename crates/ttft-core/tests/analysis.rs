@@ -4,7 +4,7 @@ use ttft_core::agent_json::JsonTracker;
 use ttft_core::diagnosis::diagnose;
 use ttft_core::metrics::{MetricsConfig, RequestMetrics};
 use ttft_core::openers::Openers;
-use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord, replay_of};
+use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
 use ttft_core::roofline::{Precision, RooflineInput};
 use ttft_core::share::{self, ShareError};
 use ttft_core::stats::{Summary, Thresholds, cdf, histogram, knee, linear_fit, percentile};
@@ -183,18 +183,8 @@ fn report_of(reqs: Vec<(String, Option<f64>, RequestTimeline)>) -> Report {
         requests: reqs
             .into_iter()
             .enumerate()
-            .map(|(i, (group, level, tl))| RequestRecord {
-                index: i as u32,
-                group,
-                level,
-                warmup: false,
-                start_ms: 0.0,
-                browser_queue_ms: None,
-                outcome: tl.outcome.clone(),
-                metrics: RequestMetrics::compute(&tl, &cfg),
-                replay: replay_of(&tl),
-                server_request_id: None,
-                sent_epoch_ms: None,
+            .map(|(i, (group, level, tl))| {
+                RequestRecord::from_timeline(i as u32, group, level, &tl, &cfg)
             })
             .collect(),
     }

@@ -2,8 +2,8 @@
 //! through the real measurement path (SSE bytes → recorder → metrics), for benchmarks of chart
 //! rendering and share-link size at sizes no quick browser run reaches.
 
-use ttft_core::metrics::{MetricsConfig, RequestMetrics};
-use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord, replay_of};
+use ttft_core::metrics::MetricsConfig;
+use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
 use ttft_core::stats::Thresholds;
 use ttft_core::timeline::RequestRecorder;
 
@@ -65,17 +65,10 @@ pub fn synthetic_report(n: usize, tokens: usize, seed: u64) -> Report {
         rec.on_read(at, format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"length\"}}],\"usage\":{{\"prompt_tokens\":{},\"completion_tokens\":{tokens},\"total_tokens\":0}}}}\n\ndata: [DONE]\n\n", 120 + (i % 7) * 40).as_bytes());
         let tl = rec.finish(at + 0.5);
         requests.push(RequestRecord {
-            index: i as u32,
-            group: format!("c={level}"),
-            level: Some(level),
-            warmup: false,
             start_ms: i as f64 * 7.0,
             browser_queue_ms: Some(0.2 + rng.next()),
-            outcome: tl.outcome.clone(),
-            metrics: RequestMetrics::compute(&tl, &cfg),
-            replay: replay_of(&tl),
             server_request_id: Some(format!("req-{i:06}")),
-            sent_epoch_ms: None,
+            ..RequestRecord::from_timeline(i as u32, format!("c={level}"), Some(level), &tl, &cfg)
         });
     }
     Report {
