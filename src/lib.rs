@@ -1,17 +1,19 @@
 //! ttft-studio: the browser app. Measures streaming LLM endpoints as users see them.
 //!
-//! `main.rs` only mounts [`App`]. The runner ([`runner`]) owns fetch and timestamps; the
-//! measurement core (`ttft-core`) parses and computes; components read results.
+//! Start reading here: [`App`] builds the state and the page; [`actions`] is where anything
+//! changes (a run starts in [`actions::start_run`]); [`browser`] is the glue to web APIs (a read
+//! is stamped in [`browser::fetch`]); [`components`] are the views, which read the
+//! [`state::StudioState`] store and format what the core (`ttft-core`) and the chart crate
+//! (`ttft-charts`) computed.
 
-pub mod clock;
+pub mod actions;
+pub mod browser;
 pub mod components;
 pub mod format;
-pub mod runner;
-pub mod scenario;
 pub mod state;
-pub mod storage;
 
 use leptos::prelude::*;
+use reactive_stores::Store;
 
 use components::compare::CompareView;
 use components::endpoint_panel::EndpointPanel;
@@ -20,66 +22,40 @@ use components::run_controls::RunControls;
 use components::runs_list::RunsList;
 use components::scenario_panel::ScenarioPanel;
 use components::status_bar::StatusBar;
-use state::Studio;
+use state::{Studio, StudioStateStoreFields};
 
-/// Opens a report from `#share=…` in the URL, if any.
-fn open_shared(studio: Studio) {
-    let Some(hash) = web_sys::window().and_then(|w| w.location().hash().ok()) else {
-        return;
-    };
-    if !hash.contains("share=") {
-        return;
+/// Marks when the studio first became usable (after mount), for the load-time benchmark, and
+/// removes the boot shell.
+fn mark_interactive() {
+    let window = web_sys::window();
+    if let Some(boot) = window
+        .as_ref()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("boot"))
+    {
+        boot.remove();
     }
-    match ttft_core::share::decode(&hash) {
-        Ok(mut report) => {
-            report.title = format!("{} (shared)", report.title);
-            studio.runs.update(|r| r.insert(0, report));
-            studio.selected.set(Some(0));
-        }
-        Err(e) => studio
-            .notice
-            .set(Some(format!("could not open the shared report: {e}"))),
+    if let Some(p) = window.and_then(|w| w.performance()) {
+        let _ = p.mark("ttft-studio:interactive");
     }
 }
 
 /// The studio.
 #[component]
 pub fn App() -> impl IntoView {
-    let (runs, warning) = storage::load_runs();
     let studio = Studio {
-        endpoint: RwSignal::new(storage::load_endpoint().unwrap_or_default()),
-        scenario: RwSignal::new(storage::load_scenario().unwrap_or_default()),
-        runs: RwSignal::new(runs),
-        selected: RwSignal::new(None),
-        live: RwSignal::new(None),
-        compare: RwSignal::new(Vec::new()),
-        notice: RwSignal::new(warning),
-        clock: RwSignal::new(None),
+        state: Store::new(actions::initial_state()),
+        endpoint: RwSignal::new(browser::storage::load_endpoint().unwrap_or_default()),
+        scenario: RwSignal::new(browser::storage::load_scenario().unwrap_or_default()),
         handle: StoredValue::new_local(None),
     };
     provide_context(studio);
-    open_shared(studio);
-    let _ = window_event_listener(leptos::ev::hashchange, move |_| open_shared(studio));
-    if studio.selected.get_untracked().is_none() && studio.runs.with_untracked(|r| !r.is_empty()) {
-        studio.selected.set(Some(0));
-    }
-    studio.clock.set(clock::measure());
-    // Marks when the studio first became usable (after mount), for the load-time benchmark.
-    Effect::new(move |_| {
-        let window = web_sys::window();
-        if let Some(boot) = window
-            .as_ref()
-            .and_then(|w| w.document())
-            .and_then(|d| d.get_element_by_id("boot"))
-        {
-            boot.remove();
-        }
-        if let Some(p) = window.and_then(|w| w.performance()) {
-            let _ = p.mark("ttft-studio:interactive");
-        }
-    });
-    Effect::new(move |_| storage::save_endpoint(&studio.endpoint.get()));
-    Effect::new(move |_| storage::save_scenario(&studio.scenario.get()));
+    actions::open_link(studio);
+    let _ = window_event_listener(leptos::ev::hashchange, move |_| actions::open_link(studio));
+    studio.state.clock().set(browser::clock::measure());
+    Effect::new(move |_| mark_interactive());
+    Effect::new(move |_| browser::storage::save_endpoint(&studio.endpoint.get()));
+    Effect::new(move |_| browser::storage::save_scenario(&studio.scenario.get()));
     view! {
         <header>
             <h1>"ttft-studio"</h1>

@@ -1,13 +1,105 @@
-//! Studio state shared by typed context: endpoint and scenario settings, saved runs, the live
-//! run and the clock status.
+//! The studio's state, one [`Store`](struct@Store) shared by context: saved runs keyed by a stable
+//! [`RunId`] (never by list position), what the report pane shows ([`Shown`]), the runs ticked
+//! for comparison, the live run, notices and clock facts; and the endpoint settings.
+//!
+//! Views read it; [`crate::actions`] changes it.
 
 use leptos::prelude::*;
+use reactive_stores::Store;
 use serde::{Deserialize, Serialize};
 use ttft_core::dialect::Dialect;
 use ttft_core::report::Report;
+use ttft_core::request::HeaderLineError;
+use ttft_core::scenario::ScenarioConfig;
 
-use crate::runner::{Progress, RunHandle};
-use crate::scenario::ScenarioConfig;
+use crate::browser::clock::ClockInfo;
+use crate::browser::pool::RunHandle;
+
+/// A saved run's identity: assigned once, kept in storage, never reused in a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RunId(pub u64);
+
+/// A saved run: its identity and its report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedRun {
+    /// Identity.
+    pub id: RunId,
+    /// What the run measured.
+    pub report: Report,
+}
+
+/// What the report pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shown {
+    /// Nothing yet: the page explains how to start.
+    #[default]
+    Nothing,
+    /// The run in progress (headline and groups only, so rendering never delays a stamp).
+    Live,
+    /// A completed run.
+    Run(RunId),
+}
+
+/// Progress of the live run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Progress {
+    /// Requests finished.
+    pub done: usize,
+    /// Requests planned.
+    pub total: usize,
+    /// Label of the phase running.
+    pub phase: String,
+}
+
+/// The run in progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRun {
+    /// The report so far.
+    pub report: Report,
+    /// Progress.
+    pub progress: Progress,
+}
+
+/// Everything the studio shows, in one store.
+#[derive(Debug, Clone, Default, Store)]
+pub struct StudioState {
+    /// Saved runs, newest first, keyed by id.
+    #[store(key: RunId = |run| run.id)]
+    pub runs: Vec<SavedRun>,
+    /// What the report pane shows.
+    pub shown: Shown,
+    /// Runs ticked for comparison, in the order ticked (at most four).
+    pub compare: Vec<RunId>,
+    /// The run in progress, if any.
+    pub live: Option<LiveRun>,
+    /// A message for the user (errors, storage warnings).
+    pub notice: Option<String>,
+    /// Clock facts for the status line.
+    pub clock: Option<ClockInfo>,
+    /// The next run id to hand out.
+    pub next_id: u64,
+}
+
+impl StudioState {
+    /// The saved run with this id.
+    pub fn run(&self, id: RunId) -> Option<&SavedRun> {
+        self.runs.iter().find(|r| r.id == id)
+    }
+
+    /// The report the pane shows, if any.
+    pub fn shown_report(&self) -> Option<&Report> {
+        match self.shown {
+            Shown::Nothing => None,
+            Shown::Live => self.live.as_ref().map(|l| &l.report),
+            Shown::Run(id) => self.run(id).map(|r| &r.report),
+        }
+    }
+
+    /// The runs ticked for comparison that still exist, in the order ticked.
+    pub fn compared(&self) -> Vec<&SavedRun> {
+        self.compare.iter().filter_map(|id| self.run(*id)).collect()
+    }
+}
 
 /// Where requests go. The API key is never serialized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,9 +144,7 @@ impl EndpointConfig {
     /// The base URL to call.
     pub fn effective_base(&self) -> String {
         if self.base_url.trim().is_empty() {
-            web_sys::window()
-                .and_then(|w| w.location().origin().ok())
-                .unwrap_or_default()
+            crate::browser::page_origin()
         } else {
             self.base_url.trim().to_owned()
         }
@@ -92,7 +182,7 @@ impl EndpointConfig {
     }
 
     /// Headers that may carry secrets: the API key and the extra headers. Sent, never stored.
-    pub fn secret_headers(&self) -> Result<Vec<(String, String)>, String> {
+    pub fn secret_headers(&self) -> Result<Vec<(String, String)>, HeaderLineError> {
         let mut out = Vec::new();
         if !self.api_key.trim().is_empty() {
             out.push(ttft_core::request::auth_header(
@@ -100,58 +190,20 @@ impl EndpointConfig {
                 self.api_key.trim(),
             ));
         }
-        for (i, line) in self.extra_headers.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let (k, v) = line.split_once(':').ok_or_else(|| {
-                format!("extra header line {} needs the form 'Name: value'", i + 1)
-            })?;
-            out.push((k.trim().to_owned(), v.trim().to_owned()));
-        }
+        out.extend(ttft_core::request::parse_header_lines(&self.extra_headers)?);
         Ok(out)
     }
 }
 
-/// The run in progress.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveRun {
-    /// The report so far.
-    pub report: Report,
-    /// Progress.
-    pub progress: Progress,
-    /// Still running.
-    pub running: bool,
-}
-
-/// Clock facts shown in the status line.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ClockInfo {
-    /// Smallest step of `performance.now()` observed (ms).
-    pub resolution_ms: f64,
-    /// `crossOriginIsolated`.
-    pub isolated: bool,
-}
-
-/// The studio's shared state (a typed context).
+/// The studio's settings and state, shared by context.
 #[derive(Clone, Copy)]
 pub struct Studio {
+    /// Runs, what is shown, notices.
+    pub state: Store<StudioState>,
     /// Endpoint settings.
     pub endpoint: RwSignal<EndpointConfig>,
     /// Scenario settings.
     pub scenario: RwSignal<ScenarioConfig>,
-    /// Saved runs, newest first.
-    pub runs: RwSignal<Vec<Report>>,
-    /// The run shown (index into `runs`), or the live run when `None`.
-    pub selected: RwSignal<Option<usize>>,
-    /// The live run.
-    pub live: RwSignal<Option<LiveRun>>,
-    /// Runs ticked for comparison (indices into `runs`).
-    pub compare: RwSignal<Vec<usize>>,
-    /// A message for the user (errors, storage warnings).
-    pub notice: RwSignal<Option<String>>,
-    /// Clock status.
-    pub clock: RwSignal<Option<ClockInfo>>,
     /// Cancels the live run.
     pub handle: StoredValue<Option<RunHandle>, LocalStorage>,
 }

@@ -2,10 +2,8 @@
 //! the mounted components.
 #![cfg(target_arch = "wasm32")]
 
-use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report};
-use ttft_core::stats::Thresholds;
-use ttft_studio::scenario::{ScenarioConfig, ScenarioKind, parse_levels};
-use ttft_studio::state::EndpointConfig;
+use ttft_core::report::{EndpointInfo, Report};
+use ttft_studio::state::{EndpointConfig, RunId, SavedRun};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
@@ -24,97 +22,6 @@ fn text_of(sel: &str) -> String {
 }
 
 #[wasm_bindgen_test]
-fn chat_plan_has_warmups_then_measured_requests() {
-    let c = ScenarioConfig {
-        requests: 5,
-        warmup: 2,
-        concurrency: 3,
-        ..ScenarioConfig::default()
-    };
-    let phases = c.plan("m", None).unwrap();
-    assert_eq!(phases.len(), 2, "warm-ups run as a phase of their own");
-    assert_eq!(phases[1].concurrency, 3);
-    assert!(phases[0].jobs.iter().all(|j| j.warmup) && phases[0].jobs.len() == 2);
-    assert!(phases[1].jobs.iter().all(|j| !j.warmup) && phases[1].jobs.len() == 5);
-    assert_eq!(
-        ScenarioConfig { warmup: 0, ..c }
-            .plan("m", None)
-            .unwrap()
-            .len(),
-        1
-    );
-}
-
-#[wasm_bindgen_test]
-fn sweeps_multi_turn_and_bad_settings() {
-    let c = ScenarioConfig {
-        kind: ScenarioKind::ConcurrencySweep,
-        levels: "1, 4,8".into(),
-        requests: 2,
-        warmup: 1,
-        ..ScenarioConfig::default()
-    };
-    let p = c.plan("m", None).unwrap();
-    assert_eq!(
-        p.iter().map(|p| p.concurrency).collect::<Vec<_>>(),
-        vec![1, 4, 8]
-    );
-    assert_eq!(
-        p[2].jobs.len(),
-        8,
-        "at least one request per concurrent slot"
-    );
-    assert!(parse_levels("1, x").unwrap_err().contains("'x'"));
-    let p = ScenarioConfig {
-        kind: ScenarioKind::PromptSweep,
-        prompt_levels: "100,1000".into(),
-        requests: 2,
-        warmup: 0,
-        ..ScenarioConfig::default()
-    }
-    .plan("m", None)
-    .unwrap();
-    let len = |i: usize| p[i].jobs[0].params.messages.last().unwrap().1.len();
-    assert!(len(1) > len(0) * 5);
-    assert_ne!(
-        p[0].jobs[0].params.messages, p[0].jobs[1].params.messages,
-        "distinct prefixes defeat the prefix cache"
-    );
-    let p = ScenarioConfig {
-        kind: ScenarioKind::MultiTurn,
-        rounds: 3,
-        ..ScenarioConfig::default()
-    }
-    .plan("m", None)
-    .unwrap();
-    assert_eq!(
-        p[0].jobs.iter().map(|j| j.chained).collect::<Vec<_>>(),
-        vec![false, true, true]
-    );
-    assert!(p[0].jobs[0].params.tools.is_some());
-    let agent = ScenarioConfig {
-        kind: ScenarioKind::AgentJson,
-        ..ScenarioConfig::default()
-    }
-    .plan("m", None)
-    .unwrap();
-    assert!(agent[0].jobs[0].params.response_format.is_some());
-    assert_eq!(
-        ScenarioConfig::default().plan("", None).unwrap_err(),
-        "choose a model"
-    );
-    assert!(
-        ScenarioConfig {
-            preset: None,
-            custom_prompt: " ".into(),
-            ..ScenarioConfig::default()
-        }
-        .plan("m", None)
-        .is_err()
-    );
-}
-
-#[wasm_bindgen_test]
 fn api_key_is_never_serialized_and_headers_are_validated() {
     let e = EndpointConfig {
         api_key: "sk-secret".into(),
@@ -130,49 +37,63 @@ fn api_key_is_never_serialized_and_headers_are_validated() {
         extra_headers: "no colon here".into(),
         ..EndpointConfig::default()
     };
-    assert!(bad.secret_headers().unwrap_err().contains("line 1"));
-    ttft_studio::storage::save_endpoint(&e);
+    assert!(
+        bad.secret_headers()
+            .unwrap_err()
+            .to_string()
+            .contains("line 1")
+    );
+    ttft_studio::browser::storage::save_endpoint(&e);
     let stored = web_sys::window().unwrap().local_storage().unwrap().unwrap();
     assert_eq!(
         stored.get_item("ttft-studio.key").unwrap(),
         None,
         "not stored without opt-in"
     );
-    ttft_studio::storage::save_endpoint(&EndpointConfig {
+    ttft_studio::browser::storage::save_endpoint(&EndpointConfig {
         remember_key: true,
         ..e.clone()
     });
     assert_eq!(
-        ttft_studio::storage::load_endpoint().unwrap().api_key,
+        ttft_studio::browser::storage::load_endpoint()
+            .unwrap()
+            .api_key,
         "sk-secret"
     );
-    ttft_studio::storage::save_endpoint(&EndpointConfig::default());
+    ttft_studio::browser::storage::save_endpoint(&EndpointConfig::default());
 }
 
-fn report(title: &str) -> Report {
-    Report {
-        version: REPORT_VERSION,
-        title: title.into(),
-        created_unix_ms: 0.0,
-        clock_resolution_ms: None,
-        endpoint: EndpointInfo::default(),
-        scenario: "chat".into(),
-        settings: serde_json::json!({}),
-        thresholds: Thresholds::default(),
-        requests: Vec::new(),
+fn run(id: u64, title: &str) -> SavedRun {
+    SavedRun {
+        id: RunId(id),
+        report: Report::new(title, EndpointInfo::default(), "chat")
+            .with_settings(serde_json::json!({})),
     }
 }
 
 #[wasm_bindgen_test]
 fn runs_round_trip_through_storage_and_damage_is_reported() {
-    let runs = vec![report("b"), report("a")];
-    assert_eq!(ttft_studio::storage::save_runs(&runs), None);
-    let (back, warning) = ttft_studio::storage::load_runs();
-    assert_eq!(back, runs);
+    let runs = vec![run(7, "b"), run(3, "a")];
+    assert_eq!(ttft_studio::browser::storage::save_runs(&runs), None);
+    let (back, warning) = ttft_studio::browser::storage::load_runs();
+    assert_eq!(back, runs, "ids survive a reload");
     assert_eq!(warning, None);
     let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    // Runs stored before runs had ids get fresh ids above every stored one.
+    let old = serde_json::to_string(&serde_json::json!([
+        { "id": 5, "report": runs[0].report },
+        runs[1].report,
+    ]))
+    .unwrap();
+    s.set_item("ttft-studio.runs", &old).unwrap();
+    let (back, _) = ttft_studio::browser::storage::load_runs();
+    assert_eq!(
+        back.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [RunId(5), RunId(6)]
+    );
+    assert_eq!(back[1].report, runs[1].report);
     s.set_item("ttft-studio.runs", "{not json").unwrap();
-    let (back, warning) = ttft_studio::storage::load_runs();
+    let (back, warning) = ttft_studio::browser::storage::load_runs();
     assert!(back.is_empty());
     assert!(warning.unwrap().contains("damaged"));
     s.remove_item("ttft-studio.runs").unwrap();
@@ -189,11 +110,11 @@ fn formatting() {
 
 #[wasm_bindgen_test]
 async fn app_mounts_shows_clock_saved_runs_and_refuses_bad_settings() {
-    ttft_studio::storage::save_runs(&[report("earlier run")]);
+    ttft_studio::browser::storage::save_runs(&[run(1, "earlier run")]);
     let root = doc().create_element("div").unwrap();
     doc().body().unwrap().append_child(&root).unwrap();
     let handle = leptos::mount::mount_to(root.clone().unchecked_into(), ttft_studio::App);
-    ttft_studio::runner::sleep_ms(50.0).await;
+    ttft_studio::browser::fetch::sleep_ms(50.0).await;
     assert!(text_of("[data-testid=clock-status]").contains("µs"));
     assert_eq!(
         doc()
@@ -222,7 +143,7 @@ async fn app_mounts_shows_clock_saved_runs_and_refuses_bad_settings() {
         .unwrap()
         .unchecked_into::<web_sys::HtmlElement>()
         .click();
-    ttft_studio::runner::sleep_ms(20.0).await;
+    ttft_studio::browser::fetch::sleep_ms(20.0).await;
     assert!(text_of("[data-testid=notice]").contains("choose a model"));
     // Deleting the run empties the list.
     doc()
@@ -231,7 +152,7 @@ async fn app_mounts_shows_clock_saved_runs_and_refuses_bad_settings() {
         .unwrap()
         .unchecked_into::<web_sys::HtmlElement>()
         .click();
-    ttft_studio::runner::sleep_ms(20.0).await;
+    ttft_studio::browser::fetch::sleep_ms(20.0).await;
     assert_eq!(
         doc()
             .query_selector_all("[data-testid=run-item]")
@@ -239,7 +160,7 @@ async fn app_mounts_shows_clock_saved_runs_and_refuses_bad_settings() {
             .length(),
         0
     );
-    assert_eq!(ttft_studio::storage::load_runs().0.len(), 0);
+    assert_eq!(ttft_studio::browser::storage::load_runs().0.len(), 0);
     drop(handle);
     root.remove();
 }

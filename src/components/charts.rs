@@ -1,54 +1,11 @@
-//! Charts: ECharts draws the options `ttft-charts` built; this module only mounts, disposes and
-//! exports them. ECharts is the npm build loaded by a classic `<script>` before the wasm.
+//! Chart cards: mount, resize, dispose and export the charts `ttft-charts` built, through
+//! [`crate::browser::echarts`].
 
 use leptos::html;
 use leptos::prelude::*;
 use ttft_charts::ChartSpec;
-use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen]
-extern "C" {
-    /// An ECharts instance.
-    type EChartsInstance;
-
-    #[wasm_bindgen(js_namespace = echarts, js_name = init, catch)]
-    fn echarts_init(el: &web_sys::HtmlElement) -> Result<EChartsInstance, JsValue>;
-
-    #[wasm_bindgen(method, js_name = setOption, catch)]
-    fn set_option(this: &EChartsInstance, option: &JsValue) -> Result<(), JsValue>;
-
-    #[wasm_bindgen(method)]
-    fn dispose(this: &EChartsInstance);
-
-    #[wasm_bindgen(method)]
-    fn resize(this: &EChartsInstance);
-
-    #[wasm_bindgen(method, js_name = getDataURL)]
-    fn get_data_url(this: &EChartsInstance, opts: &JsValue) -> String;
-}
-
-/// Draws `spec` into `el`: returns the instance, or why it failed (for the user).
-fn draw(el: &web_sys::HtmlElement, spec: &ChartSpec) -> Result<EChartsInstance, String> {
-    let chart = echarts_init(el).map_err(|_| {
-        "charts unavailable: echarts.min.js did not load (rebuild with `cargo xtask serve`)"
-            .to_owned()
-    })?;
-    let options = js_sys::JSON::parse(&spec.options_json())
-        .map_err(|e| format!("chart options are not JSON: {e:?}"))?;
-    chart
-        .set_option(&options)
-        .map_err(|e| format!("ECharts rejected the options: {e:?}"))?;
-    Ok(chart)
-}
-
-/// A PNG of the chart as a data URL, white background, 2× pixels.
-fn png_url(chart: &EChartsInstance) -> String {
-    let opts = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&opts, &"type".into(), &"png".into());
-    let _ = js_sys::Reflect::set(&opts, &"pixelRatio".into(), &2.into());
-    let _ = js_sys::Reflect::set(&opts, &"backgroundColor".into(), &"#fff".into());
-    chart.get_data_url(&opts)
-}
+use crate::browser::echarts::{EChartsInstance, draw, png_url};
 
 /// One chart with its caption and a PNG export.
 #[component]
@@ -71,7 +28,7 @@ pub fn ChartView(
         if let Some(el) = host.get() {
             match draw(&el, &spec) {
                 Ok(c) => instance.set_value(Some(c)),
-                Err(e) => set_error.set(Some(e)),
+                Err(e) => set_error.set(Some(e.to_string())),
             }
             on_drawn.run(());
         }
@@ -141,7 +98,7 @@ pub fn ChartGrid(
     let on_drawn = Callback::new(move |_| {
         remaining.update_value(|n| *n = n.saturating_sub(1));
         if remaining.get_value() == 0 {
-            set_render_ms.set(Some(crate::clock::now_ms() - started_ms));
+            set_render_ms.set(Some(crate::browser::clock::now_ms() - started_ms));
         }
     });
     view! {

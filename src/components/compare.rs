@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use ttft_core::compare::{Better, Unit, compare};
 use ttft_core::report::{Aggregates, Report};
 
-use crate::clock::now_ms;
+use crate::browser::clock::now_ms;
 use crate::components::charts::ChartGrid;
 use crate::format::{ms, pct, per_s};
 use crate::state::use_studio;
@@ -23,12 +23,10 @@ fn value(unit: Unit, v: Option<f64>) -> String {
 pub fn CompareView() -> impl IntoView {
     let studio = use_studio();
     move || {
+        // Read by id: runs added or removed meanwhile never change what is compared.
         let picked: Vec<Report> = studio
-            .compare
-            .get()
-            .iter()
-            .filter_map(|i| studio.runs.with(|r| r.get(*i).cloned()))
-            .collect();
+            .state
+            .with(|s| s.compared().into_iter().map(|r| r.report.clone()).collect());
         if picked.len() < 2 {
             return None;
         }
@@ -40,20 +38,7 @@ pub fn CompareView() -> impl IntoView {
         // One recorded stream per run, the one with the median TTFT, side by side.
         let (replays, replay_names): (Vec<_>, Vec<_>) = picked
             .iter()
-            .filter_map(|r| {
-                let mut ok: Vec<_> = r
-                    .measured()
-                    .filter(|q| q.outcome.is_ok() && !q.replay.is_empty())
-                    .collect();
-                ok.sort_by(|a, b| {
-                    a.metrics
-                        .ttft_ms
-                        .unwrap_or(f64::MAX)
-                        .total_cmp(&b.metrics.ttft_ms.unwrap_or(f64::MAX))
-                });
-                ok.get(ok.len() / 2)
-                    .map(|q| ((*q).clone(), r.title.clone()))
-            })
+            .filter_map(|r| r.median_replay().map(|q| (q.clone(), r.title.clone())))
             .unzip();
         Some(view! {
             <article class="report compare" data-testid="compare">

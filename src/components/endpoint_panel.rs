@@ -1,31 +1,18 @@
 //! Endpoint settings: URL, API style, model, key, extra headers, test connection.
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use ttft_core::dialect::Dialect;
 
+use crate::actions;
 use crate::state::{EndpointConfig, use_studio};
 
 const FLAVOURS: &[&str] = &[
     "vllm", "sglang", "trtllm", "llamacpp", "ollama", "tgi", "openai",
 ];
 
+/// The select's value for an API style (`auto` = OpenAI chat with stream detection).
 fn dialect_id(d: Option<Dialect>) -> &'static str {
-    match d {
-        None => "auto",
-        Some(Dialect::OpenAiChat) => "openai_chat",
-        Some(Dialect::OpenAiCompletions) => "openai_completions",
-        Some(Dialect::OpenAiResponses) => "openai_responses",
-        Some(Dialect::Anthropic) => "anthropic",
-        Some(Dialect::OllamaNative) => "ollama",
-        Some(Dialect::TgiNative) => "tgi",
-    }
-}
-
-fn dialect_from(id: &str) -> Option<Dialect> {
-    Dialect::ALL
-        .into_iter()
-        .find(|d| dialect_id(Some(*d)) == id)
+    d.map_or("auto", Dialect::id)
 }
 
 /// Where the requests go.
@@ -33,29 +20,18 @@ fn dialect_from(id: &str) -> Option<Dialect> {
 pub fn EndpointPanel() -> impl IntoView {
     let studio = use_studio();
     let ep = studio.endpoint;
-    let models = RwSignal::new(Vec::<String>::new());
-    let conn = RwSignal::new(None::<Result<String, String>>);
     let set = move |f: &dyn Fn(&mut EndpointConfig)| ep.update(|e| f(e));
+    let connect = Action::new_local(|e: &EndpointConfig| actions::test_connection(e.clone()));
     let test = move |_| {
-        let e = ep.get_untracked();
-        conn.set(Some(Ok("testing…".into())));
-        spawn_local(async move {
-            let headers = match e.secret_headers() {
-                Ok(h) => h,
-                Err(m) => {
-                    conn.set(Some(Err(m)));
-                    return;
-                }
-            };
-            match crate::runner::list_models(&e.effective_base(), &headers).await {
-                Ok(ids) => {
-                    conn.set(Some(Ok(format!("connected: {} model(s)", ids.len()))));
-                    models.set(ids);
-                }
-                Err(m) => conn.set(Some(Err(m))),
-            }
-        });
+        connect.dispatch_local(ep.get_untracked());
     };
+    // The models of the last successful test.
+    let models = Memo::new(move |_| {
+        connect
+            .value()
+            .with(|v| v.as_ref().and_then(|r| r.as_ref().ok().cloned()))
+            .unwrap_or_default()
+    });
     // The reference endpoint's profiles are offered from the start.
     Effect::new(move |_| {
         if ep.with(|e| e.is_reference()) && models.with_untracked(Vec::is_empty) {
@@ -71,7 +47,7 @@ pub fn EndpointPanel() -> impl IntoView {
                     on:change=move |ev| set(&|e| e.base_url = event_target_value(&ev)) />
             </label>
             <label>"API style"
-                <select data-testid="dialect" on:change=move |ev| set(&|e| e.dialect = dialect_from(&event_target_value(&ev)))
+                <select data-testid="dialect" on:change=move |ev| set(&|e| e.dialect = Dialect::from_id(&event_target_value(&ev)))
                     prop:value=move || dialect_id(ep.with(|e| e.dialect))>
                     <option value="auto">"OpenAI chat (auto-detect stream)"</option>
                     {Dialect::ALL.into_iter().map(|d| view! { <option value=dialect_id(Some(d))>{d.label()}</option> }).collect_view()}
@@ -110,10 +86,14 @@ pub fn EndpointPanel() -> impl IntoView {
                     on:change=move |ev| set(&|e| e.shards = event_target_value(&ev))></textarea>
             </label>
             <button data-testid="test-connection" on:click=move |_| test(())>"Test connection"</button>
-            {move || conn.get().map(|r| match r {
-                Ok(m) => view! { <p class="ok" data-testid="connection-result">{m}</p> }.into_any(),
-                Err(m) => view! { <p class="error" data-testid="connection-result">{m}</p> }.into_any(),
-            })}
+            {move || if connect.pending().get() {
+                Some(view! { <p class="ok" data-testid="connection-result">"testing…"</p> }.into_any())
+            } else {
+                connect.value().get().map(|r| match r {
+                    Ok(ids) => view! { <p class="ok" data-testid="connection-result">{format!("connected: {} model(s)", ids.len())}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" data-testid="connection-result">{e.to_string()}</p> }.into_any(),
+                })
+            }}
         </fieldset>
     }
 }

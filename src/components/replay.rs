@@ -98,7 +98,7 @@ pub fn Replay(
     let speed = RwSignal::new(1.0);
     let timer = StoredValue::new_local(None::<IntervalHandle>);
     let started = StoredValue::new(0.0f64);
-    let now = crate::clock::now_ms;
+    let now = crate::browser::clock::now_ms;
     let stop = move || {
         if let Some(h) = timer.get_value() {
             h.clear();

@@ -6,14 +6,14 @@ use ttft_core::report::{Aggregates, Report};
 use ttft_core::stats::Summary;
 
 use crate::format::{ms, pct, per_s};
-use crate::state::use_studio;
+use crate::state::{Shown, StudioStateStoreFields, use_studio};
 
-/// The report shown: the selected saved run, else the live one.
-fn shown_report() -> Memo<Option<Report>> {
-    let studio = use_studio();
-    Memo::new(move |_| match studio.selected.get() {
-        Some(i) => studio.runs.with(|r| r.get(i).cloned()),
-        None => studio.live.with(|l| l.as_ref().map(|l| l.report.clone())),
+/// The report shown (a saved run, or the live one), and whether it is complete.
+fn shown_report() -> Memo<Option<(Report, bool)>> {
+    let state = use_studio().state;
+    Memo::new(move |_| {
+        let complete = matches!(state.shown().get(), Shown::Run(_));
+        state.with(|s| s.shown_report().cloned().map(|r| (r, complete)))
     })
 }
 
@@ -139,7 +139,7 @@ fn Requests(
                 <tbody>
                     {report.requests.iter().map(|r| {
                         let m = &r.metrics;
-                        let itl = Summary::of(&m.per_token_itl()).map(|s| s.p50);
+                        let itl = m.itl_summary().map(|s| s.p50);
                         let mut notes = Vec::new();
                         if r.warmup { notes.push("warm-up".to_owned()); }
                         if let Some(msg) = r.outcome.message() { notes.push(msg.to_owned()); }
@@ -168,36 +168,6 @@ fn data_url(mime: &str, text: &str) -> String {
     )
 }
 
-fn csv(report: &Report) -> String {
-    let mut out = String::from(
-        "index,group,level,warmup,outcome,ttfb_ms,ttft_ms,meaningful_ms,tpot_ms,e2e_ms,output_tokens,token_source,prompt_tokens,coalesced,message\n",
-    );
-    for r in &report.requests {
-        let m = &r.metrics;
-        let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
-        let msg = r.outcome.message().unwrap_or("").replace('"', "\"\"");
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{:?},{},{},\"{}\"\n",
-            r.index,
-            r.group,
-            f(r.level),
-            r.warmup,
-            r.outcome.kind(),
-            f(m.ttfb_ms),
-            f(m.ttft_ms),
-            f(m.meaningful_ms),
-            f(m.tpot_ms),
-            f(m.e2e_ms),
-            m.output_tokens,
-            m.token_source,
-            m.prompt_tokens.map_or(String::new(), |p| p.to_string()),
-            m.coalesced,
-            msg
-        ));
-    }
-    out
-}
-
 /// Share link and exports.
 #[component]
 fn ShareBox(
@@ -206,9 +176,7 @@ fn ShareBox(
 ) -> impl IntoView {
     let link = {
         let compact = ttft_core::share::compact_for_share(&report, 5);
-        let origin = web_sys::window()
-            .and_then(|w| w.location().origin().ok())
-            .unwrap_or_default();
+        let origin = crate::browser::page_origin();
         format!("{origin}/#share={}", ttft_core::share::encode(&compact))
     };
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
@@ -226,7 +194,7 @@ fn ShareBox(
             })}
             <a href=data_url("application/json", &json) download=format!("{name}.json") data-testid="export-json">"Export JSON"</a>
             " · "
-            <a href=data_url("text/csv", &csv(&report)) download=format!("{name}.csv")>"Export CSV"</a>
+            <a href=data_url("text/csv", &report.to_csv()) download=format!("{name}.csv")>"Export CSV"</a>
         </section>
     }
 }
@@ -238,17 +206,16 @@ pub fn ReportView() -> impl IntoView {
     move || {
         match report.get() {
         None => view! { <p class="muted" data-testid="empty-report">"Configure an endpoint and a scenario, then press Run. The built-in reference endpoint works with no setup."</p> }.into_any(),
-        Some(r) => {
-            let started = crate::clock::now_ms();
+        Some((r, complete)) => {
+            let started = crate::browser::clock::now_ms();
             let agg = r.aggregates();
             // Charts are drawn once the run is complete: drawing never competes with the
             // timestamps of a live run.
-            let complete = use_studio().selected.get_untracked().is_some();
             let charts = complete.then(|| ttft_charts::report_charts(&r, &agg));
             view! {
                 <article class="report" data-testid="report">
                     <h2 data-testid="report-title">{r.title.clone()}</h2>
-                    <span class="muted" data-testid="run-status">{move || if use_studio().selected.get().is_some() { "complete" } else { "running" }}</span>
+                    <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
                     <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
                     <Headline agg=agg.clone() />
                     <Groups agg=agg.clone() />

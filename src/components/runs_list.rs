@@ -1,44 +1,35 @@
-//! Saved runs: reopen, rename, delete, compare, and import result files.
+//! Saved runs: reopen, rename, delete, tick to compare, and import result files.
 
 use leptos::prelude::*;
+use reactive_stores::Field;
 
-use crate::state::{Studio, use_studio};
+use crate::actions;
+use crate::state::{SavedRun, Shown, StudioStateStoreFields, use_studio};
 
-/// Reads the chosen files and adds their runs (studio report JSON, vLLM bench, GuideLLM).
-fn import_files(studio: Studio, files: web_sys::FileList) {
-    for i in 0..files.length() {
-        let Some(file) = files.get(i) else { continue };
-        leptos::task::spawn_local(async move {
-            let name = file.name();
-            let text = match wasm_bindgen_futures::JsFuture::from(file.text()).await {
-                Ok(t) => t.as_string().unwrap_or_default(),
-                Err(_) => {
-                    studio.notice.set(Some(format!(
-                        "could not read {name}: the browser refused the file"
-                    )));
-                    return;
-                }
-            };
-            match ttft_core::import::import(&text) {
-                Ok((_, reports)) => {
-                    let n = reports.len();
-                    studio.runs.update(|r| {
-                        for rep in reports.into_iter().rev() {
-                            r.insert(0, rep);
-                        }
-                    });
-                    studio.compare.set(Vec::new());
-                    studio.selected.set(Some(0));
-                    let warn = studio.runs.with_untracked(|r| crate::storage::save_runs(r));
-                    studio.notice.set(Some(
-                        warn.unwrap_or_else(|| format!("imported {n} run(s) from {name}")),
-                    ));
-                }
-                Err(e) => studio
-                    .notice
-                    .set(Some(format!("could not import {name}: {e}"))),
-            }
-        });
+/// One saved run in the list.
+#[component]
+fn RunItem(
+    /// The run (a keyed field of the store: it follows the run wherever the list moves it).
+    run: Field<SavedRun>,
+) -> impl IntoView {
+    let studio = use_studio();
+    let id = run.with_untracked(|r| r.id);
+    let title = move || run.with(|r| r.report.title.clone());
+    let rename = move |_| {
+        let Some(w) = web_sys::window() else { return };
+        if let Ok(Some(t)) = w.prompt_with_message_and_default("Rename run", &title()) {
+            actions::rename_run(studio, id, t);
+        }
+    };
+    view! {
+        <li class:selected=move || studio.state.shown().get() == Shown::Run(id) data-testid="run-item" data-run-id=id.0.to_string()>
+            <input type="checkbox" title="compare" data-testid="compare-run"
+                prop:checked=move || studio.state.compare().with(|c| c.contains(&id))
+                on:change=move |ev| actions::set_compared(studio, id, event_target_checked(&ev)) />
+            <button class="link" data-testid="open-run" on:click=move |_| actions::show_run(studio, id)>{title}</button>
+            <button class="link" title="rename" on:click=rename>"✎"</button>
+            <button class="link" title="delete" data-testid="delete-run" on:click=move |_| actions::delete_run(studio, id)>"✕"</button>
+        </li>
     }
 }
 
@@ -46,11 +37,7 @@ fn import_files(studio: Studio, files: web_sys::FileList) {
 #[component]
 pub fn RunsList() -> impl IntoView {
     let studio = use_studio();
-    let save = move || {
-        if let Some(w) = studio.runs.with_untracked(|r| crate::storage::save_runs(r)) {
-            studio.notice.set(Some(w));
-        }
-    };
+    let runs = studio.state.runs();
     view! {
         <fieldset class="panel runs" data-testid="runs-list">
             <legend>"Runs"</legend>
@@ -58,39 +45,17 @@ pub fn RunsList() -> impl IntoView {
                 <input type="file" accept=".json,application/json" multiple data-testid="import-file"
                     on:change=move |ev| {
                         let input: web_sys::HtmlInputElement = event_target(&ev);
-                        if let Some(files) = input.files() { import_files(studio, files) }
+                        if let Some(files) = input.files() { actions::import_files(studio, files) }
                         input.set_value("");
                     } />
             </label>
-            {move || studio.runs.with(|r| r.is_empty()).then(|| view! { <p class="muted">"No saved runs yet."</p> })}
+            <Show when=move || runs.with(Vec::is_empty)>
+                <p class="muted">"No saved runs yet."</p>
+            </Show>
             <ul>
-                {move || studio.runs.with(|runs| runs.iter().enumerate().map(|(i, r)| {
-                    let title = r.title.clone();
-                    view! {
-                        <li class:selected=move || studio.selected.get() == Some(i) data-testid="run-item">
-                            <input type="checkbox" title="compare" data-testid="compare-run"
-                                prop:checked=move || studio.compare.with(|c| c.contains(&i))
-                                on:change=move |ev| {
-                                    let on = event_target_checked(&ev);
-                                    studio.compare.update(|c| { c.retain(|x| *x != i); if on && c.len() < 4 { c.push(i) } });
-                                } />
-                            <button class="link" on:click=move |_| studio.selected.set(Some(i))>{title.clone()}</button>
-                            <button class="link" title="rename" on:click=move |_| {
-                                let w = web_sys::window().expect("window");
-                                if let Ok(Some(t)) = w.prompt_with_message_and_default("Rename run", &studio.runs.with_untracked(|r| r[i].title.clone())) {
-                                    studio.runs.update(|r| r[i].title = t);
-                                    save();
-                                }
-                            }>"✎"</button>
-                            <button class="link" title="delete" data-testid="delete-run" on:click=move |_| {
-                                studio.runs.update(|r| { r.remove(i); });
-                                studio.selected.set(None);
-                                studio.compare.set(Vec::new());
-                                save();
-                            }>"✕"</button>
-                        </li>
-                    }
-                }).collect_view())}
+                <For each=move || runs key=|run| run.with(|r| r.id) let:run>
+                    <RunItem run=run.into() />
+                </For>
             </ul>
         </fieldset>
     }

@@ -2,7 +2,8 @@
 
 use leptos::prelude::*;
 
-use crate::scenario::{PROMPTS, ScenarioConfig, ScenarioKind};
+use ttft_core::scenario::{PROMPTS, ScenarioConfig, ScenarioKind};
+
 use crate::state::use_studio;
 
 /// A labelled number input bound to one field of the scenario.

@@ -2,13 +2,13 @@
 
 use leptos::prelude::*;
 
-use crate::state::use_studio;
+use crate::state::{StudioStateStoreFields, use_studio};
 
 /// Clock resolution (every number depends on it) and the latest notice.
 #[component]
 pub fn StatusBar() -> impl IntoView {
-    let studio = use_studio();
-    let clock = move || match studio.clock.get() {
+    let state = use_studio().state;
+    let clock = move || match state.clock().get() {
         None => "clock: measuring…".to_owned(),
         Some(c) => format!(
             "clock resolution {:.0} µs · {}",
@@ -23,9 +23,9 @@ pub fn StatusBar() -> impl IntoView {
     view! {
         <div class="status">
             <span data-testid="clock-status">{clock}</span>
-            {move || studio.notice.get().map(|n| view! {
+            {move || state.notice().get().map(|n| view! {
                 <span class="notice" data-testid="notice">{n}
-                    <button class="link" on:click=move |_| studio.notice.set(None)>"dismiss"</button>
+                    <button class="link" on:click=move |_| state.notice().set(None)>"dismiss"</button>
                 </span>
             })}
         </div>

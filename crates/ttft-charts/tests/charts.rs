@@ -5,8 +5,7 @@ use serde_json::Value;
 use ttft_charts::{ChartSpec, compare_charts, report_charts};
 use ttft_core::compare::compare;
 use ttft_core::metrics::MetricsConfig;
-use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
-use ttft_core::stats::Thresholds;
+use ttft_core::report::{EndpointInfo, Report, RequestRecord};
 use ttft_core::timeline::{RequestRecorder, RequestTimeline};
 
 fn chunk(text: &str) -> String {
@@ -45,29 +44,24 @@ fn report(
     reqs: Vec<(String, Option<f64>, RequestTimeline)>,
     cfg: &MetricsConfig,
 ) -> Report {
-    Report {
-        version: REPORT_VERSION,
-        title: scenario.into(),
-        created_unix_ms: 0.0,
-        clock_resolution_ms: Some(0.005),
-        endpoint: EndpointInfo {
-            base_url: "http://127.0.0.1:1".into(),
-            model: "model-a".into(),
-            dialect: None,
-        },
-        scenario: scenario.into(),
-        settings: serde_json::json!({}),
-        thresholds: Thresholds::default(),
-        requests: reqs
-            .into_iter()
-            .enumerate()
-            .map(|(i, (group, level, tl))| RequestRecord {
-                start_ms: i as f64 * 10.0,
-                browser_queue_ms: Some(1.5),
-                ..RequestRecord::from_timeline(i as u32, group, level, &tl, cfg)
-            })
-            .collect(),
-    }
+    let endpoint = EndpointInfo {
+        base_url: "http://127.0.0.1:1".into(),
+        model: "model-a".into(),
+        dialect: None,
+    };
+    Report::new(scenario, endpoint, scenario)
+        .with_clock_resolution(Some(0.005))
+        .with_settings(serde_json::json!({}))
+        .with_requests(
+            reqs.into_iter()
+                .enumerate()
+                .map(|(i, (group, level, tl))| RequestRecord {
+                    start_ms: i as f64 * 10.0,
+                    browser_queue_ms: Some(1.5),
+                    ..RequestRecord::from_timeline(i as u32, group, level, &tl, cfg)
+                })
+                .collect(),
+        )
 }
 
 /// Chat: TTFT grows with prompt length; ITL grows with position.

@@ -11,8 +11,8 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::metrics::{RequestMetrics, TokenSource};
-use crate::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
-use crate::stats::Thresholds;
+use crate::report::file::{self, ReportFileError};
+use crate::report::{EndpointInfo, Report, RequestRecord};
 use crate::timeline::Outcome;
 
 /// Why a file could not be imported.
@@ -39,11 +39,9 @@ pub enum ImportError {
         /// What is wrong.
         problem: String,
     },
-    /// A report of a newer format.
-    #[error(
-        "this report has format version {0}; this studio reads up to version {REPORT_VERSION}: open it in a newer studio"
-    )]
-    NewerVersion(u32),
+    /// A studio report that cannot be read (damaged, or a newer format).
+    #[error("{0}")]
+    Report(#[from] ReportFileError),
     /// A GuideLLM file with no requests.
     #[error("the file holds no requests")]
     Empty,
@@ -66,16 +64,8 @@ pub fn import(text: &str) -> Result<(Format, Vec<Report>), ImportError> {
     let Some(obj) = v.as_object() else {
         return Err(ImportError::UnknownFormat);
     };
-    if obj.contains_key("requests") && obj.contains_key("endpoint") && obj.contains_key("version") {
-        let version = obj["version"].as_u64().unwrap_or(0) as u32;
-        if version > REPORT_VERSION {
-            return Err(ImportError::NewerVersion(version));
-        }
-        let report: Report = serde_json::from_value(v).map_err(|e| ImportError::BadField {
-            field: "report".into(),
-            problem: e.to_string(),
-        })?;
-        return Ok((Format::Studio, vec![report]));
+    if file::looks_like_report(obj) {
+        return Ok((Format::Studio, vec![file::read_value(v)?]));
     }
     if obj.contains_key("benchmarks") {
         return guidellm(&v).map(|r| (Format::GuideLlm, r));
@@ -273,31 +263,25 @@ fn vllm(v: &Value) -> Result<Report, ImportError> {
         };
         requests.push(record(i, &group, level, 0.0, outcome, m));
     }
-    Ok(Report {
-        version: REPORT_VERSION,
-        title: format!(
-            "vLLM bench · {model}{}",
-            v.get("date")
-                .and_then(Value::as_str)
-                .map(|d| format!(" · {d}"))
-                .unwrap_or_default()
-        ),
-        created_unix_ms: 0.0,
-        clock_resolution_ms: None,
-        endpoint: EndpointInfo {
-            base_url: v
-                .get("backend")
-                .and_then(Value::as_str)
-                .map(|b| format!("vllm bench ({b})"))
-                .unwrap_or_else(|| "vllm bench".into()),
-            model: model.to_owned(),
-            dialect: None,
-        },
-        scenario: "imported_vllm".into(),
-        settings: serde_json::json!({ "imported_from": "vllm bench serve", "max_concurrency": concurrency, "request_rate": rate }),
-        thresholds: Thresholds::default(),
-        requests,
-    })
+    let endpoint = EndpointInfo {
+        base_url: v
+            .get("backend")
+            .and_then(Value::as_str)
+            .map(|b| format!("vllm bench ({b})"))
+            .unwrap_or_else(|| "vllm bench".into()),
+        model: model.to_owned(),
+        dialect: None,
+    };
+    let title = format!(
+        "vLLM bench · {model}{}",
+        v.get("date")
+            .and_then(Value::as_str)
+            .map(|d| format!(" · {d}"))
+            .unwrap_or_default()
+    );
+    Ok(Report::new(title, endpoint, "imported_vllm")
+        .with_settings(serde_json::json!({ "imported_from": "vllm bench serve", "max_concurrency": concurrency, "request_rate": rate }))
+        .with_requests(requests))
 }
 
 /// The strategy of a GuideLLM benchmark: label and level.
@@ -402,19 +386,17 @@ fn guidellm(v: &Value) -> Result<Vec<Report>, ImportError> {
         requests.push(record(i, &group, level, start_ms, outcome, m));
     }
     let model = model.unwrap_or_else(|| "?".into());
-    Ok(vec![Report {
-        version: REPORT_VERSION,
-        title: format!("GuideLLM · {model}"),
-        created_unix_ms: if t_min.is_finite() { t_min * 1e3 } else { 0.0 },
-        clock_resolution_ms: None,
-        endpoint: EndpointInfo {
-            base_url: "guidellm".into(),
-            model,
-            dialect: None,
-        },
-        scenario: "imported_guidellm".into(),
-        settings: serde_json::json!({ "imported_from": "guidellm", "benchmarks": benchmarks.len() }),
-        thresholds: Thresholds::default(),
-        requests,
-    }])
+    let endpoint = EndpointInfo {
+        base_url: "guidellm".into(),
+        model: model.clone(),
+        dialect: None,
+    };
+    Ok(vec![
+        Report::new(format!("GuideLLM · {model}"), endpoint, "imported_guidellm")
+            .created_at(if t_min.is_finite() { t_min * 1e3 } else { 0.0 })
+            .with_settings(
+                serde_json::json!({ "imported_from": "guidellm", "benchmarks": benchmarks.len() }),
+            )
+            .with_requests(requests),
+    ])
 }

@@ -7,7 +7,8 @@
 //! (classified [`dialect::StreamEvent`]s) → [`timeline::RequestRecorder`] (the per-request
 //! [`timeline::RequestTimeline`]) → [`metrics::RequestMetrics`] → [`report::Report`] and its
 //! [`report::Aggregates`] → [`diagnosis`] findings; [`roofline`] bounds; [`share`] links; [`compare`] runs side by side; [`import`] result
-//! files of other tools.
+//! files of other tools. [`scenario`] plans what a run sends; [`report::file`] owns the report
+//! format.
 
 pub mod agent_json;
 pub mod compare;
@@ -20,6 +21,7 @@ pub mod openers;
 pub mod report;
 pub mod request;
 pub mod roofline;
+pub mod scenario;
 pub mod share;
 pub mod sse;
 pub mod stats;

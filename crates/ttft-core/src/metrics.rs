@@ -367,6 +367,11 @@ impl RequestMetrics {
         out
     }
 
+    /// Percentiles of this request's per-token gaps ([`Self::per_token_itl`]), if it has any.
+    pub fn itl_summary(&self) -> Option<crate::stats::Summary> {
+        crate::stats::Summary::of(&self.per_token_itl())
+    }
+
     /// When the answer became valid JSON or, for tool calls, when every call's arguments had
     /// (ms from t0).
     pub fn json_valid_ms(&self) -> Option<f64> {

@@ -167,6 +167,28 @@ pub fn build_request(
     }
 }
 
+/// A line of the extra-headers setting that is not `Name: value`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("extra header line {line} needs the form 'Name: value'")]
+pub struct HeaderLineError {
+    /// 1-based line number.
+    pub line: usize,
+}
+
+/// Parses extra headers written one `Name: value` per line (blank lines skipped).
+pub fn parse_header_lines(text: &str) -> Result<Vec<(String, String)>, HeaderLineError> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, line)| {
+            let (k, v) = line
+                .split_once(':')
+                .ok_or(HeaderLineError { line: i + 1 })?;
+            Ok((k.trim().to_owned(), v.trim().to_owned()))
+        })
+        .collect()
+}
+
 /// The header that carries an API key for `dialect`: `(name, value)`.
 pub fn auth_header(dialect: Option<Dialect>, key: &str) -> (String, String) {
     match dialect {

@@ -20,6 +20,30 @@ pub enum Precision {
 }
 
 impl Precision {
+    /// Every precision with its stable id and label, for pickers.
+    pub const ALL: [(Precision, &'static str, &'static str); 4] = [
+        (Precision::Fp16, "fp16", "FP16 / BF16 (2 bytes)"),
+        (Precision::Fp8, "fp8", "FP8 (1 byte)"),
+        (Precision::Int8, "int8", "INT8 (1 byte)"),
+        (Precision::Int4, "int4", "INT4 (0.5 byte)"),
+    ];
+
+    /// Stable id (`fp16`, `fp8`, `int8`, `int4`).
+    pub fn id(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(p, _, _)| *p == self)
+            .map_or("fp16", |(_, id, _)| id)
+    }
+
+    /// The precision of an id; `None` for an unknown id.
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .find(|(_, i, _)| *i == id)
+            .map(|(p, _, _)| *p)
+    }
+
     /// Bytes per weight.
     pub fn bytes(self) -> f64 {
         match self {
@@ -76,6 +100,33 @@ impl RooflineInput {
             max_tokens_per_s: 1e3 / bound_ms,
             efficiency: measured_itl_ms.filter(|m| *m > 0.0).map(|m| bound_ms / m),
         }
+    }
+}
+
+impl Roofline {
+    /// The bound and, given the measured per-token time, what it means, in one sentence.
+    pub fn verdict(&self, measured_ms: Option<f64>) -> String {
+        let mut text = format!(
+            "Lowest possible ITL: {} per token ({:.0} tokens/s) for one stream.",
+            crate::format::ms(self.bound_ms),
+            self.max_tokens_per_s
+        );
+        match (measured_ms, self.efficiency) {
+            (Some(m), Some(e)) => text.push_str(&format!(
+                " Measured {} per token: {:.0} % of the roofline{}",
+                crate::format::ms(m),
+                e * 100.0,
+                if e > 1.0 {
+                    " — faster than the bound, so the inputs are wrong (smaller model, quantized, or speculative decoding)."
+                } else if e > 0.7 {
+                    ": decoding is bandwidth-bound, as it should be."
+                } else {
+                    ": well below the bound (batching, overheads, network or a slower GPU)."
+                }
+            )),
+            _ => text.push_str(" No per-token time measured in this run."),
+        }
+        text
     }
 }
 

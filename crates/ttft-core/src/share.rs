@@ -11,7 +11,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use thiserror::Error;
 
-use crate::report::{REPORT_VERSION, Report};
+use crate::report::{Report, ReportFileError};
 
 /// The prefix of links in this format.
 pub const PREFIX: &str = "r1.";
@@ -36,14 +36,9 @@ pub enum ShareError {
     /// Decompresses beyond the limit.
     #[error("the report in this link is larger than 32 MiB and was not opened")]
     TooLarge,
-    /// JSON not a report.
-    #[error("the link decodes but is not a valid report: {0}")]
-    Json(String),
-    /// Newer format.
-    #[error(
-        "this report was made by a newer studio (format {0}, this one reads {REPORT_VERSION}): update the studio"
-    )]
-    Version(u32),
+    /// Decodes, but the report inside cannot be read (damaged, or a newer format).
+    #[error("the link decodes but its report cannot be opened: {0}")]
+    Report(#[from] ReportFileError),
 }
 
 /// Encodes a report.
@@ -74,21 +69,7 @@ pub fn decode(input: &str) -> Result<Report, ShareError> {
                 ShareError::Inflate
             }
         })?;
-    report_from_json(&json)
-}
-
-/// Parses report JSON (import of an exported file), checking the version.
-pub fn report_from_json(json: &[u8]) -> Result<Report, ShareError> {
-    let value: serde_json::Value =
-        serde_json::from_slice(json).map_err(|e| ShareError::Json(e.to_string()))?;
-    let version = value
-        .get("version")
-        .and_then(|v| v.as_u64())
-        .ok_or_else(|| ShareError::Json("no \"version\" field".into()))?;
-    if version > u64::from(REPORT_VERSION) {
-        return Err(ShareError::Version(version as u32));
-    }
-    serde_json::from_value(value).map_err(|e| ShareError::Json(e.to_string()))
+    Ok(crate::report::read_json(&json)?)
 }
 
 /// A copy of the report for a link: replay and text kept for `sample` requests only.

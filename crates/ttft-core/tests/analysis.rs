@@ -4,10 +4,11 @@ use ttft_core::agent_json::JsonTracker;
 use ttft_core::diagnosis::diagnose;
 use ttft_core::metrics::{MetricsConfig, RequestMetrics};
 use ttft_core::openers::Openers;
-use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
+use ttft_core::report::ReportFileError;
+use ttft_core::report::{EndpointInfo, Report, RequestRecord};
 use ttft_core::roofline::{Precision, RooflineInput};
 use ttft_core::share::{self, ShareError};
-use ttft_core::stats::{Summary, Thresholds, cdf, histogram, knee, linear_fit, percentile};
+use ttft_core::stats::{Summary, cdf, histogram, knee, linear_fit, percentile};
 use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
 
 #[test]
@@ -167,27 +168,22 @@ fn synthetic(ttft: f64, itl: f64, n: usize, text: &str) -> RequestTimeline {
 
 fn report_of(reqs: Vec<(String, Option<f64>, RequestTimeline)>) -> Report {
     let cfg = MetricsConfig::default();
-    Report {
-        version: REPORT_VERSION,
-        title: "t".into(),
-        created_unix_ms: 0.0,
-        clock_resolution_ms: Some(0.005),
-        endpoint: EndpointInfo {
-            base_url: "http://127.0.0.1:1".into(),
-            model: "model-a".into(),
-            dialect: None,
-        },
-        scenario: "chat".into(),
-        settings: serde_json::json!({}),
-        thresholds: Thresholds::default(),
-        requests: reqs
-            .into_iter()
-            .enumerate()
-            .map(|(i, (group, level, tl))| {
-                RequestRecord::from_timeline(i as u32, group, level, &tl, &cfg)
-            })
-            .collect(),
-    }
+    let endpoint = EndpointInfo {
+        base_url: "http://127.0.0.1:1".into(),
+        model: "model-a".into(),
+        dialect: None,
+    };
+    Report::new("t", endpoint, "chat")
+        .with_clock_resolution(Some(0.005))
+        .with_settings(serde_json::json!({}))
+        .with_requests(
+            reqs.into_iter()
+                .enumerate()
+                .map(|(i, (group, level, tl))| {
+                    RequestRecord::from_timeline(i as u32, group, level, &tl, &cfg)
+                })
+                .collect(),
+        )
 }
 
 #[test]
@@ -335,12 +331,19 @@ fn share_round_trip_size_and_bad_links() {
     let mut newer = serde_json::to_value(&report).unwrap();
     newer["version"] = serde_json::json!(99);
     assert_eq!(
-        share::report_from_json(newer.to_string().as_bytes()),
-        Err(ShareError::Version(99))
+        ttft_core::report::read_json(newer.to_string().as_bytes()),
+        Err(ReportFileError::NewerVersion(99))
+    );
+    assert_eq!(
+        share::decode(&share::encode(&Report {
+            version: 99,
+            ..report.clone()
+        })),
+        Err(ShareError::Report(ReportFileError::NewerVersion(99)))
     );
     assert!(matches!(
-        share::report_from_json(b"{\"version\":1}"),
-        Err(ShareError::Json(_))
+        ttft_core::report::read_json(b"{\"version\":1}"),
+        Err(ReportFileError::BadField(_))
     ));
     // A decompression bomb is refused.
     let bomb = miniz_oxide::deflate::compress_to_vec(&vec![b' '; 40 * 1024 * 1024], 9);

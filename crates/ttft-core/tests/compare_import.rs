@@ -4,6 +4,7 @@ use serde_json::json;
 use ttft_core::compare::{compare, crossover, tokens_visible};
 use ttft_core::import::{Format, ImportError, import};
 use ttft_core::metrics::TokenSource;
+use ttft_core::report::ReportFileError;
 
 /// A `vllm bench serve --save-result --save-detailed` file of `n` requests, each with the given
 /// TTFT and `tokens` tokens one per chunk `itl` seconds apart.
@@ -142,7 +143,7 @@ fn studio_reports_round_trip_and_bad_files_say_what_to_do() {
     newer["version"] = json!(99);
     assert_eq!(
         import(&newer.to_string()).unwrap_err(),
-        ImportError::NewerVersion(99)
+        ImportError::Report(ReportFileError::NewerVersion(99))
     );
     assert!(matches!(import("not json"), Err(ImportError::NotJson(_))));
     assert_eq!(

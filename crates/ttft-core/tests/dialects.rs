@@ -661,3 +661,21 @@ fn chosen_dialect_is_used_without_detection() {
     );
     assert_eq!(tl.dialect, Some(Dialect::OpenAiChat));
 }
+
+#[test]
+fn dialect_ids_round_trip_and_are_distinct() {
+    let mut seen = std::collections::HashSet::new();
+    for d in Dialect::ALL {
+        assert_eq!(Dialect::from_id(d.id()), Some(d), "{d:?}");
+        assert!(seen.insert(d.id()), "duplicate id {}", d.id());
+    }
+    assert_eq!(Dialect::OpenAiChat.id(), "openai_chat");
+    assert_eq!(Dialect::OpenAiCompletions.id(), "openai_completions");
+    assert_eq!(Dialect::OpenAiResponses.id(), "openai_responses");
+    assert_eq!(Dialect::Anthropic.id(), "anthropic");
+    assert_eq!(Dialect::OllamaNative.id(), "ollama");
+    assert_eq!(Dialect::TgiNative.id(), "tgi");
+    assert_eq!(Dialect::from_id("auto"), None);
+    assert_eq!(Dialect::from_id(""), None);
+    assert_eq!(Dialect::from_id("OpenAI chat completions"), None);
+}

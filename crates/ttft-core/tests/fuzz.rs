@@ -63,6 +63,6 @@ proptest! {
         let _ = share::decode(&format!("r1.{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&b)));
         let packed = miniz_oxide::deflate::compress_to_vec(&b, 1);
         let _ = share::decode(&format!("r1.{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(packed)));
-        let _ = share::report_from_json(&b);
+        let _ = ttft_core::report::read_json(&b);
     }
 }

@@ -2,10 +2,8 @@
 //! loopback port, starts chromedriver, and opens a fresh headless Chromium profile.
 //!
 //! The tests are `#[ignore]`d for plain `cargo test` because they need the built app (`dist/`)
-//! and Chromium; `cargo xtask test` builds both and runs them with `--ignored`.
-
-pub mod bench_report;
-pub mod synthetic;
+//! and Chromium; `cargo xtask test` builds both and runs them with `--ignored`. The benchmark
+//! (`crates/ttft-bench`) drives the studio through the same helpers.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -183,7 +181,17 @@ pub async fn saved_runs(c: &Client) -> Result<Vec<ttft_core::report::Report>> {
         .execute("return localStorage.getItem('ttft-studio.runs')", vec![])
         .await?;
     let text = v.as_str().context("no saved runs")?;
-    Ok(serde_json::from_str(text)?)
+    let entries: Vec<serde_json::Value> = serde_json::from_str(text)?;
+    entries
+        .into_iter()
+        .map(|e| {
+            let report = match e {
+                serde_json::Value::Object(mut o) if o.contains_key("report") => o["report"].take(),
+                other => other,
+            };
+            Ok(ttft_core::report::read_value(report)?)
+        })
+        .collect()
 }
 
 /// A plain HTTP GET on loopback, returning the body.

@@ -569,3 +569,97 @@ async fn vllm_bench_results_import_and_bad_files_are_refused() -> anyhow::Result
     session.client.clone().close().await?;
     Ok(())
 }
+
+/// The compare view's column titles, in order.
+async fn compared_titles(c: &fantoccini::Client) -> anyhow::Result<Vec<String>> {
+    let mut titles = Vec::new();
+    for th in c
+        .find_all(Locator::Css("[data-testid=compare-table] thead th"))
+        .await?
+        .into_iter()
+        .skip(1)
+    {
+        titles.push(th.text().await?);
+    }
+    Ok(titles)
+}
+
+/// Runs are addressed by identity, not list position: with two runs ticked for comparison,
+/// a third run finishing and a share link opening (both add a run at the top of the list)
+/// leave the comparison showing the two runs that were ticked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn compare_keeps_the_ticked_runs_when_runs_are_added() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "requests", "2").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "8").await?;
+    for model in ["sim-fast", "sim-coalesce"] {
+        set_field(c, "model", model).await?;
+        click(c, "start-run").await?;
+        wait_run_complete(c, 60).await?;
+    }
+    // Tick the older run first, then the newer one.
+    let boxes = c
+        .find_all(Locator::Css("[data-testid=compare-run]"))
+        .await?;
+    assert_eq!(boxes.len(), 2);
+    boxes[1].click().await?;
+    boxes[0].click().await?;
+    wait_text(c, "compare-lesson", 10, |t| !t.is_empty()).await?;
+    let ticked = compared_titles(c).await?;
+    assert_eq!(ticked.len(), 2);
+    assert!(ticked[0].contains("sim-fast") && ticked[1].contains("sim-coalesce"));
+
+    // A third run finishes: it goes to the top of the list.
+    set_field(c, "model", "sim-openers").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let title = wait_text(c, "report-title", 5, |t| t.contains("sim-openers")).await?;
+    assert_eq!(compared_titles(c).await?, ticked, "after a run finished");
+
+    // A share link opens in the same tab: another run at the top.
+    let link = c
+        .find(Locator::Css("[data-testid=share-link]"))
+        .await?
+        .prop("value")
+        .await?
+        .expect("a link");
+    let fragment = link.split_once('#').expect("a fragment").1.to_owned();
+    c.execute(
+        "location.hash = arguments[0]",
+        vec![serde_json::Value::String(fragment)],
+    )
+    .await?;
+    wait_text(c, "report-title", 10, |t| t.ends_with("(shared)")).await?;
+    assert_eq!(
+        c.find_all(Locator::Css("[data-testid=run-item]"))
+            .await?
+            .len(),
+        4
+    );
+    assert_eq!(compared_titles(c).await?, ticked, "after a link opened");
+    // The ticks stay on the runs that were ticked.
+    let mut checked = Vec::new();
+    for item in c.find_all(Locator::Css("[data-testid=run-item]")).await? {
+        let tick = item
+            .find(Locator::Css("[data-testid=compare-run]"))
+            .await?
+            .prop("checked")
+            .await?;
+        checked.push((item.text().await?, tick.as_deref() == Some("true")));
+    }
+    let ticked_items: Vec<&String> = checked
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(t, _)| t)
+        .collect();
+    assert_eq!(ticked_items.len(), 2, "{checked:?}");
+    assert!(
+        ticked_items.iter().all(|t| !t.contains(&title)),
+        "{checked:?}"
+    );
+    session.client.clone().close().await?;
+    Ok(())
+}

@@ -1,19 +1,14 @@
-//! The runner: sends requests with `fetch` and reads them with `ReadableStream`.
+//! Where a read is stamped: one request sent with `fetch` and read with `ReadableStream`.
 //!
-//! Timestamps: t0 is `performance.now()` immediately before `fetch`; each read is stamped the
-//! moment its promise resolves, before any parsing. Parsing and metrics are the core's
-//! ([`ttft_core::timeline::RequestRecorder`], [`ttft_core::metrics::RequestMetrics`]); the UI is
-//! fed finished records in batches at most four times a second, so rendering never sits between
-//! a read and its timestamp.
+//! t0 is `performance.now()` immediately before `fetch`; each read is stamped the moment its
+//! promise resolves, before anything touches the bytes, and the bytes and stamps go straight
+//! into the core's [`RequestRecorder`]. Also the ordinary HTTP call for the model list.
 
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Reflect, Uint8Array};
 use ttft_core::dialect::Dialect;
-use ttft_core::metrics::{MetricsConfig, RequestMetrics};
-use ttft_core::report::{RequestRecord, replay_of};
 use ttft_core::request::{HttpRequestSpec, network_error_advice};
 use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
 use wasm_bindgen::JsCast;
@@ -21,8 +16,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, RequestInit, Response};
 
-use crate::clock::now_ms as now;
-use crate::scenario::{Job, Phase};
+use super::clock::now_ms as now;
+use super::pool::RunHandle;
 
 /// What one request ended with.
 pub struct Sent {
@@ -34,28 +29,6 @@ pub struct Sent {
     pub browser_queue_ms: Option<f64>,
     /// t0 on the wall clock (`performance.timeOrigin + t0`).
     pub sent_epoch_ms: Option<f64>,
-}
-
-/// Cancels a run: aborts every request in flight and stops starting new ones.
-#[derive(Clone, Default)]
-pub struct RunHandle {
-    cancelled: Rc<Cell<bool>>,
-    active: Rc<RefCell<Vec<AbortController>>>,
-}
-
-impl RunHandle {
-    /// Stops the run; partial results are kept.
-    pub fn cancel(&self) {
-        self.cancelled.set(true);
-        for c in self.active.borrow().iter() {
-            c.abort();
-        }
-    }
-
-    /// Whether [`RunHandle::cancel`] was called.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.get()
-    }
 }
 
 /// Sends one request and records its stream.
@@ -85,7 +58,7 @@ pub async fn send(
         (cb, id)
     });
     if let Some(c) = &controller {
-        handle.active.borrow_mut().push(c.clone());
+        handle.register(c);
     }
     let headers = Headers::new().expect("Headers");
     for (k, v) in spec.headers.iter().chain(secret_headers) {
@@ -150,9 +123,7 @@ pub async fn send(
                         .and_then(|m| m.as_string())
                 })
                 .unwrap_or_else(|| "network error".into());
-            let origin = web_sys::window()
-                .and_then(|w| w.location().origin().ok())
-                .unwrap_or_default();
+            let origin = super::page_origin();
             Outcome::NetworkError {
                 message: network_error_advice(&spec.url, &origin, &msg),
             }
@@ -190,7 +161,7 @@ pub async fn send(
         window.clear_timeout_with_handle(id);
     }
     if let Some(c) = &controller {
-        handle.active.borrow_mut().retain(|x| x != c);
+        handle.unregister(c);
     }
     Sent {
         sent_epoch_ms: Some(perf.time_origin() + t0),
@@ -264,193 +235,6 @@ async fn read_body(
     }
 }
 
-/// Progress of a run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Progress {
-    /// Requests finished.
-    pub done: usize,
-    /// Requests planned.
-    pub total: usize,
-    /// Label of the phase running.
-    pub phase: String,
-}
-
-/// Everything a run needs besides its cancel handle and its sink.
-pub struct RunPlan {
-    /// Phases of jobs.
-    pub phases: Vec<Phase>,
-    /// Builds the HTTP request of a job.
-    pub build: Rc<dyn Fn(&Job) -> HttpRequestSpec>,
-    /// API key and extra headers: sent, never stored.
-    pub secret_headers: Vec<(String, String)>,
-    /// Chosen dialect (`None` = detect).
-    pub dialect: Option<Dialect>,
-    /// Metric settings.
-    pub metrics: MetricsConfig,
-    /// Per-request timeout (ms).
-    pub timeout_ms: f64,
-}
-
-/// Runs the phases; `on_batch` receives finished records (at most every 250 ms) and progress.
-pub async fn run_phases(
-    plan: RunPlan,
-    handle: RunHandle,
-    on_batch: Rc<dyn Fn(Vec<RequestRecord>, Progress)>,
-) {
-    let RunPlan {
-        phases,
-        build,
-        secret_headers,
-        dialect,
-        metrics,
-        timeout_ms,
-    } = plan;
-    let total: usize = phases.iter().map(|p| p.jobs.len()).sum();
-    reset_resource_timing();
-    let run_start = now();
-    let pending: Rc<RefCell<Vec<RequestRecord>>> = Rc::default();
-    let last_flush = Rc::new(Cell::new(0.0));
-    let done = Rc::new(Cell::new(0usize));
-    let index = Rc::new(Cell::new(0u32));
-    let history: Rc<RefCell<Vec<(String, String)>>> = Rc::default();
-    for phase in phases {
-        if handle.is_cancelled() {
-            break;
-        }
-        let label = phase
-            .jobs
-            .first()
-            .map(|j| j.group.clone())
-            .unwrap_or_default();
-        let queue: Rc<RefCell<VecDeque<Job>>> =
-            Rc::new(RefCell::new(phase.jobs.into_iter().collect()));
-        let phase_start = now();
-        let next_arrival = Rc::new(Cell::new(0.0f64));
-        let rate = phase.rate_per_s;
-        let workers = (0..phase.concurrency.max(1)).map(|_| {
-            let (
-                queue,
-                build,
-                secret_headers,
-                metrics,
-                handle,
-                on_batch,
-                pending,
-                last_flush,
-                done,
-                index,
-                history,
-                label,
-                next_arrival,
-            ) = (
-                queue.clone(),
-                build.clone(),
-                secret_headers.clone(),
-                metrics.clone(),
-                handle.clone(),
-                on_batch.clone(),
-                pending.clone(),
-                last_flush.clone(),
-                done.clone(),
-                index.clone(),
-                history.clone(),
-                label.clone(),
-                next_arrival.clone(),
-            );
-            async move {
-                loop {
-                    if handle.is_cancelled() {
-                        break;
-                    }
-                    let Some(mut job) = queue.borrow_mut().pop_front() else {
-                        break;
-                    };
-                    if rate > 0.0 {
-                        // Poisson arrivals: exponential gaps, scheduled from the phase start.
-                        let gap = -(1.0 - js_sys::Math::random()).ln() / rate * 1e3;
-                        let at = next_arrival.get() + gap;
-                        next_arrival.set(at);
-                        let wait = phase_start + at - now();
-                        if wait > 0.0 {
-                            sleep_ms(wait).await;
-                        }
-                    }
-                    if job.chained {
-                        let mut msgs = history.borrow().clone();
-                        msgs.extend(
-                            job.params
-                                .messages
-                                .iter()
-                                .filter(|(r, _)| r != "system")
-                                .cloned(),
-                        );
-                        job.params.messages = msgs;
-                    }
-                    let spec = build(&job);
-                    let i = index.get();
-                    index.set(i + 1);
-                    let start_ms = now() - run_start;
-                    let sent = send(&spec, &secret_headers, dialect, timeout_ms, &handle).await;
-                    let m = RequestMetrics::compute(&sent.timeline, &metrics);
-                    {
-                        let mut h = history.borrow_mut();
-                        *h = job.params.messages.clone();
-                        let reply = if m.tool_calls.is_empty() {
-                            m.text.clone()
-                        } else {
-                            m.tool_calls
-                                .iter()
-                                .map(|c| {
-                                    format!(
-                                        "called {}({})",
-                                        c.name.clone().unwrap_or_default(),
-                                        c.arguments
-                                    )
-                                })
-                                .collect::<Vec<_>>()
-                                .join("; ")
-                        };
-                        h.push(("assistant".into(), reply));
-                    }
-                    pending.borrow_mut().push(RequestRecord {
-                        index: i,
-                        group: job.group.clone(),
-                        level: job.level,
-                        warmup: job.warmup,
-                        start_ms,
-                        browser_queue_ms: sent.browser_queue_ms,
-                        outcome: sent.timeline.outcome.clone(),
-                        metrics: m,
-                        replay: replay_of(&sent.timeline),
-                        server_request_id: sent.server_request_id,
-                        sent_epoch_ms: sent.sent_epoch_ms,
-                    });
-                    done.set(done.get() + 1);
-                    let t = now();
-                    if t - last_flush.get() > 250.0 || done.get() == total {
-                        last_flush.set(t);
-                        flush(&pending, &*on_batch, done.get(), total, label.clone());
-                    }
-                }
-            }
-        });
-        futures_util::future::join_all(workers).await;
-    }
-    flush(&pending, &*on_batch, done.get(), total, String::new());
-}
-
-/// Hands the finished records to the UI with the progress so far.
-fn flush(
-    pending: &RefCell<Vec<RequestRecord>>,
-    on_batch: &dyn Fn(Vec<RequestRecord>, Progress),
-    done: usize,
-    total: usize,
-    phase: String,
-) {
-    let batch = std::mem::take(&mut *pending.borrow_mut());
-    on_batch(batch, Progress { done, total, phase });
-}
-
 /// Waits `ms` milliseconds.
 pub async fn sleep_ms(ms: f64) {
     let p = js_sys::Promise::new(&mut |resolve, _| {
@@ -461,50 +245,72 @@ pub async fn sleep_ms(ms: f64) {
     let _ = JsFuture::from(p).await;
 }
 
-/// `GET {base}/v1/models`: the model ids, or a message that says what to do.
+/// Why the model list could not be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelsError {
+    /// No browser window (not in a page).
+    #[error("this page has no browser window")]
+    NoWindow,
+    /// A header the browser refuses.
+    #[error("the header '{0}' is not valid: fix it in the endpoint settings")]
+    BadHeader(String),
+    /// Unreachable or refused (CORS): the advice says what to change.
+    #[error("{0}")]
+    Unreachable(String),
+    /// The server answered with an error status: its explanation.
+    #[error("{0}")]
+    Http(String),
+    /// The answer is not JSON.
+    #[error("{0} did not answer with JSON: is this an OpenAI-compatible server?")]
+    NotJson(String),
+}
+
+/// `GET {base}/v1/models`: the model ids, or what to do.
 pub async fn list_models(
     base: &str,
     secret_headers: &[(String, String)],
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, ModelsError> {
     let url = format!("{}/v1/models", ttft_core::request::normalise_base(base));
-    let window = web_sys::window().ok_or("no window")?;
-    let headers = Headers::new().map_err(|_| "Headers")?;
+    let window = web_sys::window().ok_or(ModelsError::NoWindow)?;
+    let headers = Headers::new().map_err(|_| ModelsError::NoWindow)?;
     for (k, v) in secret_headers {
         headers
             .set(k, v)
-            .map_err(|_| format!("the header '{k}' is not valid"))?;
+            .map_err(|_| ModelsError::BadHeader(k.clone()))?;
     }
     let init = RequestInit::new();
     init.set_method("GET");
     init.set_headers(&headers);
-    let origin = window.location().origin().unwrap_or_default();
+    let origin = super::page_origin();
     let resp = JsFuture::from(window.fetch_with_str_and_init(&url, &init))
         .await
         .map_err(|e| {
-            network_error_advice(
+            ModelsError::Unreachable(network_error_advice(
                 &url,
                 &origin,
                 &Reflect::get(&e, &"message".into())
                     .ok()
                     .and_then(|m| m.as_string())
                     .unwrap_or_default(),
-            )
+            ))
         })?;
     let resp: Response = resp.unchecked_into();
-    let text = JsFuture::from(resp.text().map_err(|_| "no body")?)
-        .await
-        .ok()
-        .and_then(|t| t.as_string())
-        .unwrap_or_default();
+    let text = match resp.text() {
+        Ok(p) => JsFuture::from(p)
+            .await
+            .ok()
+            .and_then(|t| t.as_string())
+            .unwrap_or_default(),
+        Err(_) => String::new(),
+    };
     if !resp.ok() {
-        return Err(ttft_core::timeline::http_error_message(
+        return Err(ModelsError::Http(ttft_core::timeline::http_error_message(
             resp.status(),
             &text,
-        ));
+        )));
     }
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
-        format!("{url} did not answer with JSON: is this an OpenAI-compatible server?")
-    })?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|_| ModelsError::NotJson(url.clone()))?;
     let ids: Vec<String> = v
         .get("data")
         .or_else(|| v.get("models"))

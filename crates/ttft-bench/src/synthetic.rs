@@ -3,8 +3,7 @@
 //! rendering and share-link size at sizes no quick browser run reaches.
 
 use ttft_core::metrics::MetricsConfig;
-use ttft_core::report::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
-use ttft_core::stats::Thresholds;
+use ttft_core::report::{EndpointInfo, Report, RequestRecord};
 use ttft_core::timeline::RequestRecorder;
 
 /// A small deterministic generator (xorshift64*).
@@ -71,19 +70,18 @@ pub fn synthetic_report(n: usize, tokens: usize, seed: u64) -> Report {
             ..RequestRecord::from_timeline(i as u32, format!("c={level}"), Some(level), &tl, &cfg)
         });
     }
-    Report {
-        version: REPORT_VERSION,
-        title: format!("synthetic · {n} requests"),
-        created_unix_ms: 1.78e12,
-        clock_resolution_ms: Some(0.005),
-        endpoint: EndpointInfo {
-            base_url: "http://127.0.0.1:8080".into(),
-            model: "model-a".into(),
-            dialect: None,
-        },
-        scenario: "concurrency_sweep".into(),
-        settings: serde_json::json!({ "synthetic": true }),
-        thresholds: Thresholds::default(),
-        requests,
-    }
+    let endpoint = EndpointInfo {
+        base_url: "http://127.0.0.1:8080".into(),
+        model: "model-a".into(),
+        dialect: None,
+    };
+    Report::new(
+        format!("synthetic · {n} requests"),
+        endpoint,
+        "concurrency_sweep",
+    )
+    .created_at(1.78e12)
+    .with_clock_resolution(Some(0.005))
+    .with_settings(serde_json::json!({ "synthetic": true }))
+    .with_requests(requests)
 }

@@ -1,7 +1,14 @@
 //! Measures the resolution of `performance.now()` (5 µs when cross-origin isolated, 100 µs
 //! otherwise in Chromium): every figure depends on it.
 
-use crate::state::ClockInfo;
+/// Clock facts shown in the status line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockInfo {
+    /// Smallest step of `performance.now()` observed (ms).
+    pub resolution_ms: f64,
+    /// `crossOriginIsolated`.
+    pub isolated: bool,
+}
 
 /// `performance.now()` of the page (ms), 0 without a performance clock.
 pub fn now_ms() -> f64 {

@@ -10,6 +10,10 @@ use crate::metrics::{RequestMetrics, TtftKind};
 use crate::stats::{LinearFit, Summary, Thresholds, knee, linear_fit};
 use crate::timeline::{Outcome, RequestTimeline};
 
+pub mod file;
+
+pub use file::{ReportFileError, read_json, read_value};
+
 /// Current version of the report format.
 pub const REPORT_VERSION: u32 = 1;
 
@@ -224,6 +228,22 @@ impl Report {
     /// Requests that count for statistics.
     pub fn measured(&self) -> impl Iterator<Item = &RequestRecord> {
         self.requests.iter().filter(|r| !r.warmup)
+    }
+
+    /// The stream a comparison replays for this run: among successful measured requests that
+    /// carry replay text, the one with the median TTFT (the upper one of an even count).
+    pub fn median_replay(&self) -> Option<&RequestRecord> {
+        let mut ok: Vec<&RequestRecord> = self
+            .measured()
+            .filter(|q| q.outcome.is_ok() && !q.replay.is_empty())
+            .collect();
+        ok.sort_by(|a, b| {
+            a.metrics
+                .ttft_ms
+                .unwrap_or(f64::MAX)
+                .total_cmp(&b.metrics.ttft_ms.unwrap_or(f64::MAX))
+        });
+        ok.get(ok.len() / 2).copied()
     }
 
     /// Computes the run's statistics.

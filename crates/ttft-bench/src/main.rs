@@ -2,6 +2,13 @@
 //! reference endpoint and writes `ROOT/BENCHMARKS.md` and `ROOT/bench/results.json`.
 //! Run it through `cargo xtask bench` (which installs and builds what is missing).
 //! `ttft-bench ROOT --render-only` re-renders the Markdown from the last `results.json`.
+//!
+//! It starts the server and the browser with the end-to-end harness (`ttft-e2e`); the
+//! synthetic reports for render and share-link sizes come from `synthetic`, the Markdown from
+//! `bench_report`.
+
+mod bench_report;
+mod synthetic;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -11,8 +18,9 @@ use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 use ttft_core::report::Report;
 use ttft_core::stats::Summary;
-use ttft_e2e::synthetic::synthetic_report;
 use ttft_e2e::*;
+
+use crate::synthetic::synthetic_report;
 
 /// |error| percentiles of one measurement.
 fn errors(v: &[f64]) -> Value {
@@ -313,10 +321,7 @@ async fn main() -> Result<()> {
         // Re-renders BENCHMARKS.md from the last results (after editing the template).
         let results: Value =
             serde_json::from_str(&std::fs::read_to_string(root.join("bench/results.json"))?)?;
-        std::fs::write(
-            root.join("BENCHMARKS.md"),
-            ttft_e2e::bench_report::markdown(&results),
-        )?;
+        std::fs::write(root.join("BENCHMARKS.md"), bench_report::markdown(&results))?;
         return Ok(());
     }
     let started = Instant::now();
@@ -406,10 +411,7 @@ async fn main() -> Result<()> {
         root.join("bench/results.json"),
         serde_json::to_string_pretty(&results)? + "\n",
     )?;
-    std::fs::write(
-        root.join("BENCHMARKS.md"),
-        ttft_e2e::bench_report::markdown(&results),
-    )?;
+    std::fs::write(root.join("BENCHMARKS.md"), bench_report::markdown(&results))?;
     let _ = std::fs::remove_dir_all(&work);
     eprintln!("wrote BENCHMARKS.md and bench/results.json");
     Ok(())

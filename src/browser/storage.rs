@@ -1,10 +1,11 @@
-//! Persistence in `localStorage`: runs survive a reload. When the quota is hit, replay text of
-//! the oldest runs is dropped first, then the oldest runs, and the user is told.
+//! Persistence in `localStorage`: runs (with their ids) survive a reload. When the quota is
+//! hit, replay text of the oldest runs is dropped first, then the oldest runs, and the user is
+//! told. Every report is read through the core's report format ([`ttft_core::report::read_value`]).
 
 use ttft_core::report::Report;
+use ttft_core::scenario::ScenarioConfig;
 
-use crate::scenario::ScenarioConfig;
-use crate::state::EndpointConfig;
+use crate::state::{EndpointConfig, RunId, SavedRun};
 
 const RUNS: &str = "ttft-studio.runs";
 const ENDPOINT: &str = "ttft-studio.endpoint";
@@ -15,8 +16,30 @@ fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?
 }
 
-/// Saved runs (newest first); unreadable data is reported, not lost silently.
-pub fn load_runs() -> (Vec<Report>, Option<String>) {
+/// One stored run: `{"id": n, "report": {…}}`, or a bare report (stored before runs had ids,
+/// given the next free id).
+fn read_entry(v: serde_json::Value, next_id: &mut u64) -> Option<SavedRun> {
+    let (id, report) = match v {
+        serde_json::Value::Object(mut o) if o.contains_key("report") => {
+            let id = o.get("id").and_then(serde_json::Value::as_u64);
+            (id, o.remove("report")?)
+        }
+        other => (None, other),
+    };
+    let report: Report = ttft_core::report::read_value(report).ok()?;
+    let id = id.unwrap_or_else(|| {
+        *next_id += 1;
+        *next_id - 1
+    });
+    Some(SavedRun {
+        id: RunId(id),
+        report,
+    })
+}
+
+/// Saved runs (newest first) and a warning when some could not be read (they are reported,
+/// not lost silently).
+pub fn load_runs() -> (Vec<SavedRun>, Option<String>) {
     let Some(s) = storage() else {
         return (
             Vec::new(),
@@ -29,12 +52,20 @@ pub fn load_runs() -> (Vec<Report>, Option<String>) {
     match serde_json::from_str::<Vec<serde_json::Value>>(&text) {
         Ok(values) => {
             let mut bad = 0;
-            let runs: Vec<Report> = values
+            // Ids of runs stored without one start above every stored id.
+            let mut next_id = values
+                .iter()
+                .filter_map(|v| v.get("id").and_then(serde_json::Value::as_u64))
+                .max()
+                .map_or(0, |m| m + 1);
+            let runs: Vec<SavedRun> = values
                 .into_iter()
                 .filter_map(|v| {
-                    ttft_core::share::report_from_json(v.to_string().as_bytes())
-                        .map_err(|_| bad += 1)
-                        .ok()
+                    let run = read_entry(v, &mut next_id);
+                    if run.is_none() {
+                        bad += 1;
+                    }
+                    run
                 })
                 .collect();
             (
@@ -52,7 +83,7 @@ pub fn load_runs() -> (Vec<Report>, Option<String>) {
 }
 
 /// Saves runs; returns a warning when something had to be dropped.
-pub fn save_runs(runs: &[Report]) -> Option<String> {
+pub fn save_runs(runs: &[SavedRun]) -> Option<String> {
     let s = storage()?;
     let mut runs = runs.to_vec();
     let mut dropped_replays = false;
@@ -71,9 +102,9 @@ pub fn save_runs(runs: &[Report]) -> Option<String> {
         if let Some(r) = runs
             .iter_mut()
             .rev()
-            .find(|r| r.requests.iter().any(|q| !q.replay.is_empty()))
+            .find(|r| r.report.requests.iter().any(|q| !q.replay.is_empty()))
         {
-            *r = ttft_core::share::compact_for_share(r, 1);
+            r.report = ttft_core::share::compact_for_share(&r.report, 1);
             dropped_replays = true;
         } else if runs.len() > 1 {
             runs.pop();

@@ -1,10 +1,39 @@
-//! Scenarios: what a run sends. Turns the form's settings into phases of jobs (pure Rust, no
-//! I/O), which the runner executes.
+//! Scenarios: what a run sends. Turns the form's settings into phases of jobs, which a client
+//! (the studio's browser runner, or an exported load script) executes; builds the growing
+//! conversation of multi-turn runs; says which metric settings a scenario needs.
+//!
+//! Sans-IO like the rest of the core: randomness and time come in as arguments.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use ttft_core::dialect::Dialect;
-use ttft_core::request::{GenerationParams, filler_text};
+use thiserror::Error;
+
+use crate::dialect::Dialect;
+use crate::metrics::{MetricsConfig, RequestMetrics};
+use crate::request::{GenerationParams, filler_text};
+
+/// A scenario setting that cannot be run, with what to change.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum ScenarioError {
+    /// No model.
+    #[error("choose a model")]
+    NoModel,
+    /// A count is zero.
+    #[error("max tokens, requests and concurrency must be at least 1")]
+    ZeroCount,
+    /// Extra request fields are not a JSON object.
+    #[error("extra request fields must be a JSON object, e.g. {{\"cache_prompt\": false}}")]
+    ExtraBodyNotObject,
+    /// No prompt.
+    #[error("write a prompt or choose a preset")]
+    NoPrompt,
+    /// A level list item is not a positive whole number.
+    #[error("'{0}' is not a positive whole number")]
+    BadLevel(String),
+    /// An empty level list.
+    #[error("give at least one level, e.g. 1, 4, 8")]
+    NoLevels,
+}
 
 /// The kinds of run the studio offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,20 +195,19 @@ pub struct Phase {
 }
 
 /// Parses "1, 4, 8" into numbers; errors name the bad item.
-pub fn parse_levels(s: &str) -> Result<Vec<u32>, String> {
-    let v: Result<Vec<u32>, String> = s
+pub fn parse_levels(s: &str) -> Result<Vec<u32>, ScenarioError> {
+    let v = s
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|x| !x.is_empty())
         .map(|x| {
             x.parse::<u32>()
                 .ok()
                 .filter(|n| *n > 0)
-                .ok_or_else(|| format!("'{x}' is not a positive whole number"))
+                .ok_or_else(|| ScenarioError::BadLevel(x.to_owned()))
         })
-        .collect();
-    let v = v?;
+        .collect::<Result<Vec<u32>, _>>()?;
     if v.is_empty() {
-        Err("give at least one level, e.g. 1, 4, 8".into())
+        Err(ScenarioError::NoLevels)
     } else {
         Ok(v)
     }
@@ -251,25 +279,34 @@ impl ScenarioConfig {
         p
     }
 
+    /// What the metrics must track for this scenario: JSON validity when keys are required
+    /// or the answer is an agent's JSON.
+    pub fn metrics_config(&self) -> MetricsConfig {
+        let required_keys = self.required_keys();
+        MetricsConfig {
+            track_json: !required_keys.is_empty() || self.kind == ScenarioKind::AgentJson,
+            required_keys,
+            ..MetricsConfig::default()
+        }
+    }
+
     /// The phases of the run; an error says which setting is wrong.
-    pub fn plan(&self, model: &str, dialect: Option<Dialect>) -> Result<Vec<Phase>, String> {
+    pub fn plan(&self, model: &str, dialect: Option<Dialect>) -> Result<Vec<Phase>, ScenarioError> {
         if model.trim().is_empty() {
-            return Err("choose a model".into());
+            return Err(ScenarioError::NoModel);
         }
         if self.max_tokens == 0 || self.requests == 0 || self.concurrency == 0 {
-            return Err("max tokens, requests and concurrency must be at least 1".into());
+            return Err(ScenarioError::ZeroCount);
         }
         if !self.extra_body.trim().is_empty()
             && !serde_json::from_str::<serde_json::Value>(&self.extra_body)
                 .is_ok_and(|v| v.is_object())
         {
-            return Err(
-                "extra request fields must be a JSON object, e.g. {\"cache_prompt\": false}".into(),
-            );
+            return Err(ScenarioError::ExtraBodyNotObject);
         }
         let prompt = self.prompt();
         if prompt.trim().is_empty() {
-            return Err("write a prompt or choose a preset".into());
+            return Err(ScenarioError::NoPrompt);
         }
         let job = |group: String, level: Option<f64>, warmup: bool, prompt: String| Job {
             group,
@@ -375,5 +412,84 @@ impl ScenarioConfig {
                 }]
             }
         })
+    }
+}
+
+/// Requests in the run's whole plan.
+pub fn total_jobs(phases: &[Phase]) -> usize {
+    phases.iter().map(|p| p.jobs.len()).sum()
+}
+
+/// Browsers open at most this many HTTP/1.1 connections per origin.
+pub const HTTP1_CONNECTIONS_PER_ORIGIN: usize = 6;
+
+/// A warning when the plan needs more connections than a browser opens over HTTP/1.1 to the
+/// given base URLs: requests would wait inside the browser and inflate TTFT.
+pub fn connection_limit_warning(phases: &[Phase], bases: &[String]) -> Option<String> {
+    let max_concurrency = phases.iter().map(|p| p.concurrency).max().unwrap_or(1) as usize;
+    let plain_http = bases.iter().any(|b| b.starts_with("http://"));
+    (max_concurrency > HTTP1_CONNECTIONS_PER_ORIGIN * bases.len().max(1) && plain_http).then(|| {
+        format!(
+            "note: browsers open at most {HTTP1_CONNECTIONS_PER_ORIGIN} HTTP/1.1 connections per origin; at concurrency {max_concurrency} requests would wait in the browser and inflate TTFT. Add shard URLs (the reference server's --extra-ports gives them) or use HTTPS/HTTP/2."
+        )
+    })
+}
+
+/// The gap to the next Poisson arrival (ms) at `rate_per_s`, from a uniform draw in [0, 1).
+pub fn poisson_gap_ms(rate_per_s: f64, uniform: f64) -> f64 {
+    -(1.0 - uniform).ln() / rate_per_s * 1e3
+}
+
+/// The conversation of a multi-turn run: each chained job is sent with everything said so far
+/// (system prompt excluded from the history, since the job brings its own), and each answer is
+/// appended as the assistant's turn, tool calls written out as `called name(arguments)`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    messages: Vec<(String, String)>,
+}
+
+impl Conversation {
+    /// The messages said so far.
+    pub fn messages(&self) -> &[(String, String)] {
+        &self.messages
+    }
+
+    /// Prepares a job for sending: a chained job's messages become the history followed by
+    /// its own non-system messages. Other jobs are left as they are.
+    pub fn prepare(&self, job: &mut Job) {
+        if job.chained {
+            let mut msgs = self.messages.clone();
+            msgs.extend(
+                job.params
+                    .messages
+                    .iter()
+                    .filter(|(role, _)| role != "system")
+                    .cloned(),
+            );
+            job.params.messages = msgs;
+        }
+    }
+
+    /// Records what was sent and the answer: the history becomes the job's messages plus the
+    /// assistant's reply.
+    pub fn record(&mut self, sent: &Job, answer: &RequestMetrics) {
+        self.messages = sent.params.messages.clone();
+        let reply = if answer.tool_calls.is_empty() {
+            answer.text.clone()
+        } else {
+            answer
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    format!(
+                        "called {}({})",
+                        c.name.clone().unwrap_or_default(),
+                        c.arguments
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        self.messages.push(("assistant".into(), reply));
     }
 }

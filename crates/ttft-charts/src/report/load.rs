@@ -1,0 +1,207 @@
+//! Latency under load: TTFT against prompt length with its least-squares fit (prefill speed),
+//! latency and throughput per level (concurrency or rate) with the thresholds and the knee, and
+//! TTFT per round of a multi-turn conversation.
+
+use charming::element::{AxisType, LineStyle, LineStyleType, Symbol, Trigger};
+use charming::series::{Bar, Line, Scatter};
+use ttft_core::report::{Aggregates, Report, RequestRecord};
+use ttft_core::stats::Summary;
+
+use crate::ChartSpec;
+use crate::style::{
+    THRESHOLD, base, category_axis, hline, marks, ms, round, title, value_axis, vline, xy,
+};
+
+/// TTFT against prompt tokens with the least-squares line.
+pub(super) fn ttft_vs_prompt(ok: &[&RequestRecord], agg: &Aggregates) -> Option<ChartSpec> {
+    let fit = agg.ttft_vs_prompt?;
+    let pts: Vec<(f64, f64)> = ok
+        .iter()
+        .filter_map(|r| Some((r.metrics.prompt_tokens? as f64, r.metrics.ttft_ms?)))
+        .collect();
+    let xmax = pts.iter().map(|p| p.0).fold(0.0, f64::max);
+    let chart = base(Trigger::Item)
+        .title(title("TTFT against prompt length"))
+        .x_axis(value_axis("prompt tokens").scale(false))
+        .y_axis(value_axis("TTFT (ms)").scale(false))
+        .series(
+            Scatter::new()
+                .name("requests")
+                .symbol_size(6)
+                .data(pts.iter().map(|p| xy(p.0, p.1)).collect()),
+        )
+        .series(
+            Line::new()
+                .name(format!("fit (R² {:.2})", fit.r2))
+                .show_symbol(false)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed))
+                .data(vec![
+                    xy(0.0, fit.intercept),
+                    xy(xmax, fit.intercept + fit.slope * xmax),
+                ]),
+        );
+    Some(ChartSpec {
+        id: "ttft-prompt",
+        title: "TTFT against prompt length".into(),
+        caption: format!(
+            "TTFT ≈ {} + {:.3} ms per prompt token (R² {:.2}, {} requests): {:.0} prompt tokens prefilled per second.",
+            ms(fit.intercept),
+            fit.slope,
+            fit.r2,
+            fit.n,
+            if fit.slope > 0.0 {
+                1000.0 / fit.slope
+            } else {
+                f64::INFINITY
+            }
+        ),
+        chart,
+    })
+}
+
+/// Latency per level (concurrency, rate) with thresholds and the knee, and throughput.
+pub(super) fn levels(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
+    let groups: Vec<_> = agg.groups.iter().filter(|g| g.level.is_some()).collect();
+    if groups.len() < 2 {
+        return Vec::new();
+    }
+    let log = groups.iter().all(|g| g.level.is_some_and(|l| l > 0.0));
+    let level_axis = |name: &str| {
+        let a = value_axis(name).scale(false);
+        if log {
+            a.type_(AxisType::Log).log_base(2)
+        } else {
+            a
+        }
+    };
+    let line =
+        |name: &str, pick: &dyn Fn(&ttft_core::report::GroupStats) -> Option<f64>, axis: f64| {
+            Line::new()
+                .name(name)
+                .y_axis_index(axis)
+                .symbol(Symbol::Circle)
+                .data(
+                    groups
+                        .iter()
+                        .filter_map(|g| Some(xy(g.level?, pick(g)?)))
+                        .collect(),
+                )
+        };
+    let th = report.thresholds;
+    let mut ttft_p50 = line("TTFT P50", &|g| g.ttft.map(|s| s.p50), 0.0);
+    if let Some(k) = agg.knee_level {
+        ttft_p50 = ttft_p50.mark_line(marks(vec![vline(&format!("knee at {k}"), k)], "#333"));
+    }
+    let chart = base(Trigger::Axis)
+        .title(title("Latency against load"))
+        .x_axis(level_axis("level (concurrency or rate)"))
+        .y_axis(value_axis("TTFT (ms)").scale(false))
+        .y_axis(value_axis("ITL (ms)").scale(false))
+        .series(ttft_p50)
+        .series(
+            line("TTFT P95", &|g| g.ttft.map(|s| s.p95), 0.0)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed))
+                .mark_line(marks(
+                    vec![hline(
+                        &format!("TTFT P95 limit {}", ms(th.p95_ttft_ms)),
+                        th.p95_ttft_ms,
+                    )],
+                    THRESHOLD,
+                )),
+        )
+        .series(line("ITL P50", &|g| g.itl.map(|s| s.p50), 1.0))
+        .series(
+            line("ITL P95", &|g| g.itl.map(|s| s.p95), 1.0)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed))
+                .mark_line(marks(
+                    vec![hline(&format!("ITL limit {}", ms(th.itl_ms)), th.itl_ms)],
+                    THRESHOLD,
+                )),
+        );
+    let throughput = base(Trigger::Axis)
+        .title(title("Throughput against load"))
+        .x_axis(level_axis("level (concurrency or rate)"))
+        .y_axis(value_axis("output tokens / s").scale(false))
+        .series(line(
+            "aggregate tokens/s",
+            &|g| g.throughput_tokens_per_s,
+            0.0,
+        ));
+    vec![
+        ChartSpec {
+            id: "levels",
+            title: "Latency against load".into(),
+            caption: match agg.knee_level {
+                Some(k) => format!(
+                    "Latency bends at level {k}: P50 TTFT or ITL above {}× the first level's.",
+                    agg.knee_factor
+                ),
+                None => format!(
+                    "No knee: P50 latency stays within {}× the first level's.",
+                    agg.knee_factor
+                ),
+            },
+            chart,
+        },
+        ChartSpec {
+            id: "throughput",
+            title: "Throughput against load".into(),
+            caption: "Where throughput stops rising while ITL keeps climbing, added load only adds waiting.".into(),
+            chart: throughput,
+        },
+    ]
+}
+
+/// Multi-turn agent: TTFT per round against the growing prompt.
+pub(super) fn rounds(report: &Report, agg: &Aggregates) -> Option<ChartSpec> {
+    if agg.groups.len() < 2 {
+        return None;
+    }
+    let labels: Vec<String> = agg.groups.iter().map(|g| g.group.clone()).collect();
+    let prompt: Vec<charming::datatype::DataPoint> = agg
+        .groups
+        .iter()
+        .map(|g| {
+            let v: Vec<f64> = report
+                .measured()
+                .filter(|r| r.group == g.group)
+                .filter_map(|r| r.metrics.prompt_tokens.map(|p| p as f64))
+                .collect();
+            Summary::of(&v).map_or(0.0, |s| s.p50).into()
+        })
+        .collect();
+    let pick = |f: fn(&Summary) -> f64| -> Vec<charming::datatype::DataPoint> {
+        agg.groups
+            .iter()
+            .map(|g| round(g.ttft.as_ref().map_or(0.0, f)).into())
+            .collect()
+    };
+    let chart = base(Trigger::Axis)
+        .title(title("Multi-turn: TTFT per round"))
+        .x_axis(category_axis("round", labels))
+        .y_axis(value_axis("TTFT (ms)").scale(false))
+        .y_axis(value_axis("prompt tokens").scale(false))
+        .series(Bar::new().name("TTFT P50").data(pick(|s| s.p50)))
+        .series(Bar::new().name("TTFT P95").data(pick(|s| s.p95)))
+        .series(
+            Line::new()
+                .name("prompt tokens (P50)")
+                .y_axis_index(1)
+                .data(prompt),
+        );
+    let first = agg.groups.first().and_then(|g| g.ttft).map(|s| s.p50);
+    let last = agg.groups.last().and_then(|g| g.ttft).map(|s| s.p50);
+    Some(ChartSpec {
+        id: "rounds",
+        title: "Multi-turn: TTFT per round".into(),
+        caption: match (first, last) {
+            (Some(a), Some(b)) => format!(
+                "TTFT P50 goes from {} in the first round to {} in the last as the conversation grows.",
+                ms(a),
+                ms(b)
+            ),
+            _ => String::new(),
+        },
+        chart,
+    })
+}

@@ -1,0 +1,63 @@
+//! Charts of one run.
+//!
+//! [`report_charts`] is the entry point: it picks the charts that have data and returns them in
+//! reading order. The charts themselves live by group: `latency` (TTFT and ITL histograms and
+//! CDFs), `timeline` (the per-request waterfall and ITL against output position), `load` (TTFT
+//! against prompt length, latency and throughput against load, multi-turn rounds) and `agent`
+//! (time to valid JSON).
+
+mod agent;
+mod latency;
+mod load;
+mod timeline;
+
+use ttft_core::report::{Aggregates, Report, RequestRecord};
+
+use crate::ChartSpec;
+
+use agent::json_valid;
+use latency::{first_token_cdf, itl_cdf, latency_histogram};
+use load::{levels, rounds, ttft_vs_prompt};
+use timeline::{itl_by_position, waterfall};
+
+/// Every chart that has data in this run, in reading order.
+pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
+    let ok: Vec<&RequestRecord> = report.measured().filter(|r| r.outcome.is_ok()).collect();
+    let ttft: Vec<f64> = ok.iter().filter_map(|r| r.metrics.ttft_ms).collect();
+    let itl: Vec<f64> = ok.iter().flat_map(|r| r.metrics.per_token_itl()).collect();
+    let mut out = Vec::new();
+    if !ttft.is_empty() {
+        out.push(latency_histogram(
+            "ttft-hist",
+            "TTFT distribution",
+            &ttft,
+            agg.ttft,
+            Some(report.thresholds.ttft_ms),
+            "requests",
+        ));
+        out.push(first_token_cdf(&ok, agg));
+    }
+    if !itl.is_empty() {
+        out.push(latency_histogram(
+            "itl-hist",
+            "Inter-token latency distribution (per token)",
+            &itl,
+            agg.itl,
+            Some(report.thresholds.itl_ms),
+            "token gaps",
+        ));
+        out.push(itl_cdf(&ok, &itl));
+    }
+    if !report.requests.is_empty() {
+        out.push(waterfall(report));
+    }
+    out.extend(itl_by_position(&ok, agg));
+    out.extend(ttft_vs_prompt(&ok, agg));
+    if report.scenario == "multi_turn" {
+        out.extend(rounds(report, agg));
+    } else if report.scenario != "prompt_sweep" {
+        out.extend(levels(report, agg));
+    }
+    out.extend(json_valid(&ok, agg));
+    out
+}

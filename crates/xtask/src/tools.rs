@@ -1,0 +1,216 @@
+//! Helpers every command shares: the workspace root, commands run from it with cargo's bin and
+//! the npm tools on `PATH`, timed steps, and the one-time setup (wasm32 target, trunk,
+//! wasm-bindgen-cli at the version Cargo.lock pins, npm packages, Chromium and chromedriver),
+//! plus building the app with trunk only when its inputs changed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+/// The trunk release `setup` installs.
+pub(crate) const TRUNK_VERSION: &str = "0.21.14";
+/// The browser target.
+pub(crate) const WASM: &str = "wasm32-unknown-unknown";
+
+/// The workspace root.
+pub(crate) fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// Cargo's `bin` directory (`$CARGO_HOME/bin`, else `~/.cargo/bin`).
+pub(crate) fn cargo_bin() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo"))
+        .join("bin")
+}
+
+/// PATH with cargo's bin and the npm tools (binaryen's wasm-opt) first.
+pub(crate) fn path_env() -> String {
+    let mut parts = vec![
+        root().join("node_modules/.bin").display().to_string(),
+        cargo_bin().display().to_string(),
+    ];
+    parts.push(std::env::var("PATH").unwrap_or_default());
+    parts.join(":")
+}
+
+/// `program`, run from the workspace root with [`path_env`] as `PATH`.
+pub(crate) fn cmd(program: &str) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(root()).env("PATH", path_env());
+    c
+}
+
+/// Runs one named step, timing it; fails when it fails.
+pub(crate) fn run(step: &str, mut c: Command) -> Result<()> {
+    eprintln!("==> {step}");
+    let t = Instant::now();
+    let status = c
+        .status()
+        .with_context(|| format!("{step}: could not start {:?}", c.get_program()))?;
+    eprintln!("    {step}: {:.1} s", t.elapsed().as_secs_f64());
+    if !status.success() {
+        bail!("{step} failed ({status})");
+    }
+    Ok(())
+}
+
+/// `program args`' standard output, if it ran and succeeded.
+pub(crate) fn output(program: &str, args: &[&str]) -> Option<String> {
+    let o = cmd(program).args(args).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// The wasm-bindgen version Cargo.lock pins (trunk and the test runner must match it).
+pub(crate) fn locked_wasm_bindgen() -> Result<String> {
+    let lock =
+        std::fs::read_to_string(root().join("Cargo.lock")).context("Cargo.lock is missing")?;
+    let mut lines = lock.lines();
+    while let Some(l) = lines.next() {
+        if l == "name = \"wasm-bindgen\""
+            && let Some(v) = lines.next().and_then(|v| v.strip_prefix("version = \""))
+        {
+            return Ok(v.trim_end_matches('"').to_owned());
+        }
+    }
+    bail!("Cargo.lock has no wasm-bindgen entry")
+}
+
+/// Installs what is missing to build and test the app: the wasm32 target, trunk,
+/// wasm-bindgen-cli (the pinned version) and the npm packages (echarts, binaryen).
+pub(crate) fn ensure_tools() -> Result<()> {
+    let t = Instant::now();
+    if !output("rustup", &["target", "list", "--installed"])
+        .is_some_and(|o| o.lines().any(|l| l == WASM))
+    {
+        run("rustup target add wasm32", {
+            let mut c = cmd("rustup");
+            c.args(["target", "add", WASM]);
+            c
+        })?;
+    }
+    if !output("trunk", &["--version"]).is_some_and(|v| v.contains(&format!(" {TRUNK_VERSION}"))) {
+        run("install trunk (10–28 min, once)", {
+            let mut c = cmd("cargo");
+            c.args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"]);
+            c
+        })?;
+    }
+    let wb = locked_wasm_bindgen()?;
+    let has = |bin: &str| output(bin, &["--version"]).is_some_and(|v| v.contains(&wb));
+    if !has("wasm-bindgen") || !has("wasm-bindgen-test-runner") {
+        // Without --locked: its own lock pins crates that no longer build with this rustc.
+        run("install wasm-bindgen-cli (≈6 min, once)", {
+            let mut c = cmd("cargo");
+            c.args(["install", "wasm-bindgen-cli", "--version", &wb]);
+            c
+        })?;
+    }
+    let npm_ok = root()
+        .join("node_modules/echarts/dist/echarts.min.js")
+        .exists()
+        && root().join("node_modules/.bin/wasm-opt").exists();
+    if !npm_ok {
+        run("npm ci (echarts, binaryen)", {
+            let mut c = cmd("npm");
+            c.args(["ci", "--no-audit", "--no-fund"]);
+            c
+        })?;
+    }
+    eprintln!("    tools ready in {:.1} s", t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Whether this process runs as root (so it may apt-get).
+pub(crate) fn is_root() -> bool {
+    output("id", &["-u"]).is_some_and(|o| o.trim() == "0")
+}
+
+/// Chromium and chromedriver in `/usr/bin`, installed with apt-get when running as root.
+pub(crate) fn ensure_browser() -> Result<()> {
+    if Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists() {
+        return Ok(());
+    }
+    if !is_root() {
+        bail!(
+            "Chromium and chromedriver are missing. Install them with:\n  sudo apt-get update && sudo apt-get install -y chromium chromium-driver"
+        );
+    }
+    run("apt-get update", {
+        let mut c = cmd("apt-get");
+        c.arg("update");
+        c
+    })?;
+    run("apt-get install chromium chromium-driver", {
+        let mut c = cmd("apt-get");
+        c.args([
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "chromium",
+            "chromium-driver",
+        ])
+        .env("DEBIAN_FRONTEND", "noninteractive");
+        c
+    })
+}
+
+/// `trunk build --release` into `dist/`.
+pub(crate) fn build_app() -> Result<()> {
+    run("trunk build --release", {
+        let mut c = cmd("trunk");
+        c.args(["build", "--release"]);
+        c
+    })
+}
+
+/// Newest modification time of the files under `paths` (recursively).
+fn newest(paths: &[PathBuf]) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    let mut stack: Vec<PathBuf> = paths.to_vec();
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = std::fs::metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            stack.extend(
+                std::fs::read_dir(&p)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        } else if let Ok(m) = meta.modified() {
+            newest = newest.max(Some(m));
+        }
+    }
+    newest
+}
+
+/// Whether `dist/` is newer than every input of the app build.
+pub(crate) fn app_is_fresh() -> bool {
+    let r = root();
+    let inputs = [
+        "src",
+        "style",
+        "public",
+        "index.html",
+        "Trunk.toml",
+        "Cargo.toml",
+        "Cargo.lock",
+        "package-lock.json",
+        "crates/ttft-core",
+        "crates/ttft-charts",
+    ];
+    let built = newest(&[r.join("dist")]);
+    let sources = newest(&inputs.iter().map(|i| r.join(i)).collect::<Vec<_>>());
+    r.join("dist/index.html").exists() && matches!((built, sources), (Some(b), Some(s)) if b > s)
+}

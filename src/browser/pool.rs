@@ -1,0 +1,199 @@
+//! The worker pool of a run: phases in order, `concurrency` workers per phase pulling jobs
+//! from a queue, Poisson arrivals when a rate is set, the multi-turn conversation carried from
+//! one round to the next ([`Conversation`], in the core), finished records handed on in
+//! batches at most four times a second so the page never renders between a read and its stamp.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use ttft_core::dialect::Dialect;
+use ttft_core::metrics::MetricsConfig;
+use ttft_core::report::RequestRecord;
+use ttft_core::request::HttpRequestSpec;
+use ttft_core::scenario::{Conversation, Job, Phase, poisson_gap_ms, total_jobs};
+use web_sys::AbortController;
+
+use super::clock::now_ms as now;
+use super::fetch::{reset_resource_timing, send, sleep_ms};
+use crate::state::Progress;
+
+/// Cancels a run: aborts every request in flight and stops starting new ones.
+#[derive(Clone, Default)]
+pub struct RunHandle {
+    cancelled: Rc<Cell<bool>>,
+    active: Rc<RefCell<Vec<AbortController>>>,
+}
+
+impl RunHandle {
+    /// Stops the run; partial results are kept.
+    pub fn cancel(&self) {
+        self.cancelled.set(true);
+        for c in self.active.borrow().iter() {
+            c.abort();
+        }
+    }
+
+    /// Whether [`RunHandle::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.get()
+    }
+
+    /// A request in flight, aborted by [`RunHandle::cancel`].
+    pub(crate) fn register(&self, controller: &AbortController) {
+        self.active.borrow_mut().push(controller.clone());
+    }
+
+    /// The request is over.
+    pub(crate) fn unregister(&self, controller: &AbortController) {
+        self.active.borrow_mut().retain(|x| x != controller);
+    }
+}
+
+/// Everything a run needs besides its cancel handle and its sink.
+pub struct RunPlan {
+    /// Phases of jobs.
+    pub phases: Vec<Phase>,
+    /// Builds the HTTP request of a job.
+    pub build: Rc<dyn Fn(&Job) -> HttpRequestSpec>,
+    /// API key and extra headers: sent, never stored.
+    pub secret_headers: Vec<(String, String)>,
+    /// Chosen dialect (`None` = detect).
+    pub dialect: Option<Dialect>,
+    /// Metric settings.
+    pub metrics: MetricsConfig,
+    /// Per-request timeout (ms).
+    pub timeout_ms: f64,
+}
+
+/// What the workers of a run share.
+struct Shared {
+    plan: RunPlan,
+    handle: RunHandle,
+    on_batch: Rc<dyn Fn(Vec<RequestRecord>, Progress)>,
+    total: usize,
+    run_start: f64,
+    pending: RefCell<Vec<RequestRecord>>,
+    last_flush: Cell<f64>,
+    done: Cell<usize>,
+    next_index: Cell<u32>,
+    conversation: RefCell<Conversation>,
+}
+
+impl Shared {
+    /// Hands the finished records on with the progress so far.
+    fn flush(&self, phase: String) {
+        let batch = std::mem::take(&mut *self.pending.borrow_mut());
+        (self.on_batch)(
+            batch,
+            Progress {
+                done: self.done.get(),
+                total: self.total,
+                phase,
+            },
+        );
+    }
+
+    /// Sends one job and records it.
+    async fn run_job(&self, mut job: Job, label: &str) {
+        self.conversation.borrow().prepare(&mut job);
+        let spec = (self.plan.build)(&job);
+        let index = self.next_index.get();
+        self.next_index.set(index + 1);
+        let start_ms = now() - self.run_start;
+        let p = &self.plan;
+        let sent = send(
+            &spec,
+            &p.secret_headers,
+            p.dialect,
+            p.timeout_ms,
+            &self.handle,
+        )
+        .await;
+        let record = RequestRecord {
+            warmup: job.warmup,
+            start_ms,
+            browser_queue_ms: sent.browser_queue_ms,
+            server_request_id: sent.server_request_id,
+            sent_epoch_ms: sent.sent_epoch_ms,
+            ..RequestRecord::from_timeline(
+                index,
+                job.group.clone(),
+                job.level,
+                &sent.timeline,
+                &p.metrics,
+            )
+        };
+        self.conversation.borrow_mut().record(&job, &record.metrics);
+        self.pending.borrow_mut().push(record);
+        self.done.set(self.done.get() + 1);
+        let t = now();
+        if t - self.last_flush.get() > 250.0 || self.done.get() == self.total {
+            self.last_flush.set(t);
+            self.flush(label.to_owned());
+        }
+    }
+}
+
+/// Runs the phases; `on_batch` receives finished records (at most every 250 ms) and progress.
+pub async fn run_phases(
+    mut plan: RunPlan,
+    handle: RunHandle,
+    on_batch: Rc<dyn Fn(Vec<RequestRecord>, Progress)>,
+) {
+    let phases = std::mem::take(&mut plan.phases);
+    reset_resource_timing();
+    let shared = Rc::new(Shared {
+        total: total_jobs(&phases),
+        plan,
+        handle,
+        on_batch,
+        run_start: now(),
+        pending: RefCell::default(),
+        last_flush: Cell::new(0.0),
+        done: Cell::new(0),
+        next_index: Cell::new(0),
+        conversation: RefCell::default(),
+    });
+    for phase in phases {
+        if shared.handle.is_cancelled() {
+            break;
+        }
+        let label = phase
+            .jobs
+            .first()
+            .map(|j| j.group.clone())
+            .unwrap_or_default();
+        let queue: Rc<RefCell<VecDeque<Job>>> = Rc::new(RefCell::new(phase.jobs.into()));
+        let phase_start = now();
+        let next_arrival = Rc::new(Cell::new(0.0f64));
+        let rate = phase.rate_per_s;
+        let workers = (0..phase.concurrency.max(1)).map(|_| {
+            let (shared, queue, next_arrival, label) = (
+                shared.clone(),
+                queue.clone(),
+                next_arrival.clone(),
+                label.clone(),
+            );
+            async move {
+                while !shared.handle.is_cancelled() {
+                    let Some(job) = queue.borrow_mut().pop_front() else {
+                        break;
+                    };
+                    if rate > 0.0 {
+                        // Poisson arrivals: exponential gaps, scheduled from the phase start.
+                        let at = next_arrival.get() + poisson_gap_ms(rate, js_sys::Math::random());
+                        next_arrival.set(at);
+                        let wait = phase_start + at - now();
+                        if wait > 0.0 {
+                            sleep_ms(wait).await;
+                        }
+                    }
+                    shared.run_job(job, &label).await;
+                }
+            }
+        });
+        futures_util::future::join_all(workers).await;
+    }
+    shared.flush(String::new());
+}
