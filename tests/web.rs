@@ -134,9 +134,12 @@ async fn app_mounts_shows_clock_saved_runs_and_refuses_bad_settings() {
         .unwrap()
         .unchecked_into();
     model.set_value("");
-    model
-        .dispatch_event(&web_sys::Event::new("change").unwrap())
-        .unwrap();
+    // As a user typing and leaving the field: `input`, then `change`.
+    for event in ["input", "change"] {
+        model
+            .dispatch_event(&web_sys::Event::new(event).unwrap())
+            .unwrap();
+    }
     doc()
         .query_selector("[data-testid=start-run]")
         .unwrap()

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use ttft_core::dialect::Dialect;
 
 use crate::actions;
+use crate::components::field;
 use crate::state::{EndpointConfig, use_studio};
 
 const FLAVOURS: &[&str] = &[
@@ -43,8 +44,7 @@ pub fn EndpointPanel() -> impl IntoView {
             <legend>"Endpoint"</legend>
             <label>"Base URL"
                 <input data-testid="base-url" placeholder="empty = built-in reference endpoint"
-                    prop:value=move || ep.with(|e| e.base_url.clone())
-                    on:change=move |ev| set(&|e| e.base_url = event_target_value(&ev)) />
+                    bind:value=field(ep, |e| e.base_url.clone(), |e, v| e.base_url = v) />
             </label>
             <label>"API style"
                 <select data-testid="dialect" on:change=move |ev| set(&|e| e.dialect = Dialect::from_id(&event_target_value(&ev)))
@@ -54,8 +54,7 @@ pub fn EndpointPanel() -> impl IntoView {
                 </select>
             </label>
             <label>"Model"
-                <input data-testid="model" list="model-list" prop:value=move || ep.with(|e| e.model.clone())
-                    on:change=move |ev| set(&|e| e.model = event_target_value(&ev)) />
+                <input data-testid="model" list="model-list" bind:value=field(ep, |e| e.model.clone(), |e, v| e.model = v) />
                 <datalist id="model-list">
                     {move || models.get().into_iter().map(|m| { let label = m.clone(); view! { <option value=m>{label}</option> } }).collect_view()}
                 </datalist>
@@ -69,21 +68,17 @@ pub fn EndpointPanel() -> impl IntoView {
                 </label>
             </Show>
             <label>"API key (kept in memory only)"
-                <input type="password" data-testid="api-key" autocomplete="off" prop:value=move || ep.with(|e| e.api_key.clone())
-                    on:change=move |ev| set(&|e| e.api_key = event_target_value(&ev)) />
+                <input type="password" data-testid="api-key" autocomplete="off" bind:value=field(ep, |e| e.api_key.clone(), |e, v| e.api_key = v) />
             </label>
             <label class="inline">
-                <input type="checkbox" prop:checked=move || ep.with(|e| e.remember_key)
-                    on:change=move |ev| set(&|e| e.remember_key = event_target_checked(&ev)) />
+                <input type="checkbox" bind:checked=field(ep, |e| e.remember_key, |e, v| e.remember_key = v) />
                 "remember the key on this device"
             </label>
             <label>"Extra headers (Name: value per line)"
-                <textarea rows="2" prop:value=move || ep.with(|e| e.extra_headers.clone())
-                    on:change=move |ev| set(&|e| e.extra_headers = event_target_value(&ev))></textarea>
+                <textarea rows="2" bind:value=field(ep, |e| e.extra_headers.clone(), |e, v| e.extra_headers = v)></textarea>
             </label>
             <label>"Shard base URLs (optional, one per line)"
-                <textarea rows="2" data-testid="shards" prop:value=move || ep.with(|e| e.shards.clone())
-                    on:change=move |ev| set(&|e| e.shards = event_target_value(&ev))></textarea>
+                <textarea rows="2" data-testid="shards" bind:value=field(ep, |e| e.shards.clone(), |e, v| e.shards = v)></textarea>
             </label>
             <button data-testid="test-connection" on:click=move |_| test(())>"Test connection"</button>
             {move || if connect.pending().get() {

@@ -1,4 +1,8 @@
-//! UI components. They read results from the core; they compute no metrics.
+//! UI components. They read the studio's store and format what the core computed; they
+//! compute no metrics and change state only through [`crate::actions`] (settings forms bind
+//! their fields directly).
+
+use leptos::prelude::*;
 
 pub mod charts;
 pub mod compare;
@@ -10,3 +14,19 @@ pub mod run_controls;
 pub mod runs_list;
 pub mod scenario_panel;
 pub mod status_bar;
+
+/// A two-way binding of one field of a settings signal, for `bind:value` / `bind:checked`.
+pub fn field<C, T>(
+    settings: RwSignal<C>,
+    get: fn(&C) -> T,
+    put: fn(&mut C, T),
+) -> (Signal<T>, SignalSetter<T>)
+where
+    C: Send + Sync + 'static,
+    T: Clone + Send + Sync + 'static,
+{
+    (
+        Signal::derive(move || settings.with(get)),
+        SignalSetter::map(move |v| settings.update(|c| put(c, v))),
+    )
+}

@@ -179,7 +179,7 @@ fn ShareBox(
         let origin = crate::browser::page_origin();
         format!("{origin}/#share={}", ttft_core::share::encode(&compact))
     };
-    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    let json = report.to_json_pretty();
     let name = report.title.replace([' ', ':', '·'], "_");
     view! {
         <section class="share">

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use ttft_core::scenario::{PROMPTS, ScenarioConfig, ScenarioKind};
 
+use crate::components::field;
 use crate::state::use_studio;
 
 /// A labelled number input bound to one field of the scenario.
@@ -49,8 +50,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                 </select>
             </label>
             <Show when=move || sc.with(|c| c.preset.is_none())>
-                <textarea rows="3" data-testid="custom-prompt" prop:value=move || sc.with(|c| c.custom_prompt.clone())
-                    on:change=move |ev| sc.update(|c| c.custom_prompt = event_target_value(&ev))></textarea>
+                <textarea rows="3" data-testid="custom-prompt" bind:value=field(sc, |c| c.custom_prompt.clone(), |c, v| c.custom_prompt = v)></textarea>
             </Show>
             <div class="grid">
                 <NumberField label="Max tokens" testid="max-tokens" get=|c| f64::from(c.max_tokens) put=|c, v| c.max_tokens = v.max(1.0) as u32 />
@@ -64,32 +64,28 @@ pub fn ScenarioPanel() -> impl IntoView {
             </div>
             <Show when=move || kind() == ScenarioKind::ConcurrencySweep>
                 <label>"Concurrency levels"
-                    <input data-testid="levels" prop:value=move || sc.with(|c| c.levels.clone()) on:change=move |ev| sc.update(|c| c.levels = event_target_value(&ev)) />
+                    <input data-testid="levels" bind:value=field(sc, |c| c.levels.clone(), |c, v| c.levels = v) />
                 </label>
             </Show>
             <Show when=move || kind() == ScenarioKind::PromptSweep>
                 <label>"Prompt lengths (tokens)"
-                    <input data-testid="prompt-levels" prop:value=move || sc.with(|c| c.prompt_levels.clone()) on:change=move |ev| sc.update(|c| c.prompt_levels = event_target_value(&ev)) />
+                    <input data-testid="prompt-levels" bind:value=field(sc, |c| c.prompt_levels.clone(), |c, v| c.prompt_levels = v) />
                 </label>
             </Show>
             <Show when=move || matches!(kind(), ScenarioKind::AgentJson | ScenarioKind::MultiTurn)>
                 <label>"Required keys"
-                    <input data-testid="required-keys" prop:value=move || sc.with(|c| c.required_keys.clone()) on:change=move |ev| sc.update(|c| c.required_keys = event_target_value(&ev)) />
+                    <input data-testid="required-keys" bind:value=field(sc, |c| c.required_keys.clone(), |c, v| c.required_keys = v) />
                 </label>
-                <label class="inline"><input type="checkbox" data-testid="use-tools" prop:checked=move || sc.with(|c| c.use_tools)
-                    on:change=move |ev| sc.update(|c| c.use_tools = event_target_checked(&ev)) />"as a tool call (function calling)"</label>
+                <label class="inline"><input type="checkbox" data-testid="use-tools" bind:checked=field(sc, |c| c.use_tools, |c, v| c.use_tools = v) />"as a tool call (function calling)"</label>
             </Show>
             <Show when=move || kind() == ScenarioKind::MultiTurn>
                 <NumberField label="Rounds" testid="rounds" get=|c| f64::from(c.rounds) put=|c, v| c.rounds = v.max(1.0) as u32 />
             </Show>
             <label>"Extra request fields (JSON object)"
-                <input data-testid="extra-body" placeholder="{\"cache_prompt\": false}" prop:value=move || sc.with(|c| c.extra_body.clone())
-                    on:change=move |ev| sc.update(|c| c.extra_body = event_target_value(&ev)) />
+                <input data-testid="extra-body" placeholder="{\"cache_prompt\": false}" bind:value=field(sc, |c| c.extra_body.clone(), |c, v| c.extra_body = v) />
             </label>
-            <label class="inline"><input type="checkbox" prop:checked=move || sc.with(|c| c.continuous_usage)
-                on:change=move |ev| sc.update(|c| c.continuous_usage = event_target_checked(&ev)) />"continuous usage stats (vLLM, SGLang)"</label>
-            <label class="inline"><input type="checkbox" data-testid="ignore-eos" prop:checked=move || sc.with(|c| c.ignore_eos)
-                on:change=move |ev| sc.update(|c| c.ignore_eos = event_target_checked(&ev)) />"ignore EOS (fixed output length)"</label>
+            <label class="inline"><input type="checkbox" bind:checked=field(sc, |c| c.continuous_usage, |c, v| c.continuous_usage = v) />"continuous usage stats (vLLM, SGLang)"</label>
+            <label class="inline"><input type="checkbox" data-testid="ignore-eos" bind:checked=field(sc, |c| c.ignore_eos, |c, v| c.ignore_eos = v) />"ignore EOS (fixed output length)"</label>
         </fieldset>
     }
 }

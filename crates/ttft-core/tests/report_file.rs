@@ -41,8 +41,7 @@ fn report(records: Vec<RequestRecord>) -> Report {
 fn a_built_report_round_trips_and_newer_or_damaged_files_are_refused() {
     let r = report(vec![record(0, 100.0, 10.0, 5)]);
     assert_eq!(r.version, ttft_core::report::REPORT_VERSION);
-    let json = serde_json::to_vec(&r).unwrap();
-    assert_eq!(read_json(&json).unwrap(), r);
+    assert_eq!(read_json(r.to_json_pretty().as_bytes()).unwrap(), r);
     let mut newer = serde_json::to_value(&r).unwrap();
     newer["version"] = serde_json::json!(7);
     assert_eq!(

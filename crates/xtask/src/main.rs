@@ -16,6 +16,7 @@
 mod bench;
 mod codemap;
 mod llama;
+mod oracle;
 mod serve;
 mod test;
 mod tools;

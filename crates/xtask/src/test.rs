@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 
 use crate::codemap;
 use crate::llama::ensure_llama;
+use crate::oracle;
 use crate::tools::{WASM, cmd, ensure_browser, ensure_tools, root, run};
 
 /// Installs what is missing, then runs fmt, clippy, docs, the code-map check, native tests,
@@ -71,6 +72,9 @@ pub(crate) fn test() -> Result<()> {
     });
     tally.check("code map names every source file", || {
         codemap::check(&root())
+    });
+    tally.check("the server does not depend on the core", || {
+        oracle::check(&root())
     });
     tally.step("native tests", {
         let mut c = cmd("cargo");

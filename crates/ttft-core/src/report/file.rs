@@ -1,5 +1,5 @@
 //! The report file format, in one place: building a [`Report`] (the header every producer
-//! fills the same way), reading its JSON with the version check, and the CSV export.
+//! fills the same way), reading its JSON with the version check, and the JSON and CSV exports.
 //!
 //! Every reader of report JSON goes through [`read_json`] / [`read_value`]: share links
 //! ([`crate::share`]), imports ([`crate::import`]) and the studio's saved runs. A file of a newer
@@ -101,6 +101,11 @@ impl Report {
     pub fn with_requests(mut self, requests: Vec<RequestRecord>) -> Self {
         self.requests = requests;
         self
+    }
+
+    /// The report as the JSON file users export and import (pretty-printed).
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).expect("reports always serialize")
     }
 
     /// The report as CSV, one row per request (warm-ups included and marked).
