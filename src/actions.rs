@@ -14,12 +14,12 @@ use ttft_core::report::{EndpointInfo, Report};
 use ttft_core::request::{HeaderLineError, build_request};
 use ttft_core::scenario::{Job, connection_limit_warning, total_jobs};
 
+use crate::browser::cancel::RunHandle;
 use crate::browser::fetch::{ModelsError, list_models};
-use crate::browser::pool::{RunHandle, RunPlan, run_phases};
+use crate::browser::pool::{Progress, RunPlan, run_phases};
 use crate::browser::storage;
 use crate::state::{
-    EndpointConfig, LiveRun, Progress, RunId, SavedRun, Shown, Studio, StudioState,
-    StudioStateStoreFields,
+    EndpointConfig, LiveRun, RunId, SavedRun, Shown, Studio, StudioState, StudioStateStoreFields,
 };
 
 /// The state a fresh page starts from: saved runs (the newest shown) and any storage warning.

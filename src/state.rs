@@ -12,8 +12,9 @@ use ttft_core::report::Report;
 use ttft_core::request::HeaderLineError;
 use ttft_core::scenario::ScenarioConfig;
 
+use crate::browser::cancel::RunHandle;
 use crate::browser::clock::ClockInfo;
-use crate::browser::pool::RunHandle;
+use crate::browser::pool::Progress;
 
 /// A saved run's identity: assigned once, kept in storage, never reused in a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -38,17 +39,6 @@ pub enum Shown {
     Live,
     /// A completed run.
     Run(RunId),
-}
-
-/// Progress of the live run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Progress {
-    /// Requests finished.
-    pub done: usize,
-    /// Requests planned.
-    pub total: usize,
-    /// Label of the phase running.
-    pub phase: String,
 }
 
 /// The run in progress.

@@ -16,8 +16,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, RequestInit, Response};
 
+use super::cancel::RunHandle;
 use super::clock::now_ms as now;
-use super::pool::RunHandle;
 
 /// What one request ended with.
 pub struct Sent {

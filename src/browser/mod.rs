@@ -1,9 +1,10 @@
 //! Browser glue: everything that touches web APIs, so the rest of the app stays plain Rust.
 //!
 //! [`fetch`] sends a request and stamps every read (where a read is stamped), [`pool`] runs a
-//! plan's phases with their workers, [`clock`] measures the page clock, [`storage`] keeps runs
+//! plan's phases with their workers, [`cancel`] stops a run, [`clock`] measures the page clock, [`storage`] keeps runs
 //! and settings, [`echarts`] hands chart options to ECharts.
 
+pub mod cancel;
 pub mod clock;
 pub mod echarts;
 pub mod fetch;

@@ -12,42 +12,20 @@ use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::RequestRecord;
 use ttft_core::request::HttpRequestSpec;
 use ttft_core::scenario::{Conversation, Job, Phase, poisson_gap_ms, total_jobs};
-use web_sys::AbortController;
 
+use super::cancel::RunHandle;
 use super::clock::now_ms as now;
 use super::fetch::{reset_resource_timing, send, sleep_ms};
-use crate::state::Progress;
 
-/// Cancels a run: aborts every request in flight and stops starting new ones.
-#[derive(Clone, Default)]
-pub struct RunHandle {
-    cancelled: Rc<Cell<bool>>,
-    active: Rc<RefCell<Vec<AbortController>>>,
-}
-
-impl RunHandle {
-    /// Stops the run; partial results are kept.
-    pub fn cancel(&self) {
-        self.cancelled.set(true);
-        for c in self.active.borrow().iter() {
-            c.abort();
-        }
-    }
-
-    /// Whether [`RunHandle::cancel`] was called.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.get()
-    }
-
-    /// A request in flight, aborted by [`RunHandle::cancel`].
-    pub(crate) fn register(&self, controller: &AbortController) {
-        self.active.borrow_mut().push(controller.clone());
-    }
-
-    /// The request is over.
-    pub(crate) fn unregister(&self, controller: &AbortController) {
-        self.active.borrow_mut().retain(|x| x != controller);
-    }
+/// Progress of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Progress {
+    /// Requests finished.
+    pub done: usize,
+    /// Requests planned.
+    pub total: usize,
+    /// Label of the phase running.
+    pub phase: String,
 }
 
 /// Everything a run needs besides its cancel handle and its sink.
