@@ -167,3 +167,65 @@ async fn app_mounts_shows_clock_saved_runs_and_refuses_bad_settings() {
     drop(handle);
     root.remove();
 }
+
+/// Sets an input's value as a user typing and leaving the field.
+fn type_into(testid: &str, value: &str) {
+    let input: web_sys::HtmlInputElement = doc()
+        .query_selector(&format!("[data-testid={testid}]"))
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    input.set_value(value);
+    for event in ["input", "change"] {
+        input
+            .dispatch_event(&web_sys::Event::new(event).unwrap())
+            .unwrap();
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_failed_connection_test_says_what_to_do_and_the_next_test_replaces_it() {
+    let root = doc().create_element("div").unwrap();
+    doc().body().unwrap().append_child(&root).unwrap();
+    let handle = leptos::mount::mount_to(root.clone().unchecked_into(), ttft_studio::App);
+    // Nothing listens on port 9: the browser refuses the connection.
+    type_into("base-url", "http://127.0.0.1:9");
+    let click_test = || {
+        doc()
+            .query_selector("[data-testid=test-connection]")
+            .unwrap()
+            .unwrap()
+            .unchecked_into::<web_sys::HtmlElement>()
+            .click()
+    };
+    click_test();
+    let mut text = String::new();
+    for _ in 0..100 {
+        ttft_studio::browser::fetch::sleep_ms(50.0).await;
+        text = text_of("[data-testid=connection-result].error");
+        if text.contains("127.0.0.1:9") {
+            break;
+        }
+    }
+    assert!(
+        text.contains("127.0.0.1:9") && text.contains("CORS"),
+        "{text}"
+    );
+    // The next test's outcome replaces the first message (errors do not pile up).
+    type_into("base-url", "http://127.0.0.1:7");
+    click_test();
+    for _ in 0..100 {
+        ttft_studio::browser::fetch::sleep_ms(50.0).await;
+        text = text_of("[data-testid=connection-result].error");
+        if text.contains("127.0.0.1:7") {
+            break;
+        }
+    }
+    assert!(
+        text.contains("127.0.0.1:7") && !text.contains("127.0.0.1:9"),
+        "{text}"
+    );
+    drop(handle);
+    root.remove();
+    ttft_studio::browser::storage::save_endpoint(&EndpointConfig::default());
+}

@@ -81,14 +81,20 @@ pub fn EndpointPanel() -> impl IntoView {
                 <textarea rows="2" data-testid="shards" bind:value=field(ep, |e| e.shards.clone(), |e, v| e.shards = v)></textarea>
             </label>
             <button data-testid="test-connection" on:click=move |_| test(())>"Test connection"</button>
-            {move || if connect.pending().get() {
-                Some(view! { <p class="ok" data-testid="connection-result">"testing…"</p> }.into_any())
-            } else {
-                connect.value().get().map(|r| match r {
-                    Ok(ids) => view! { <p class="ok" data-testid="connection-result">{format!("connected: {} model(s)", ids.len())}</p> }.into_any(),
-                    Err(e) => view! { <p class="error" data-testid="connection-result">{e.to_string()}</p> }.into_any(),
-                })
-            }}
+            <Show when=move || connect.pending().get()>
+                <p class="ok" data-testid="connection-result">"testing…"</p>
+            </Show>
+            // A failed test is an error the boundary shows with what to do; the next
+            // successful test clears it.
+            <ErrorBoundary fallback=|errors| view! {
+                <p class="error" data-testid="connection-result">
+                    {move || errors.with(|e| e.iter().map(|(_, e)| e.to_string()).collect::<Vec<_>>().join("; "))}
+                </p>
+            }>
+                {move || (!connect.pending().get()).then(|| connect.value().get()).flatten().map(|r| r.map(|ids| view! {
+                    <p class="ok" data-testid="connection-result">{format!("connected: {} model(s)", ids.len())}</p>
+                }))}
+            </ErrorBoundary>
         </fieldset>
     }
 }
