@@ -143,6 +143,8 @@ fn Requests(
                         let mut notes = Vec::new();
                         if r.warmup { notes.push("warm-up".to_owned()); }
                         if let Some(msg) = r.outcome.message() { notes.push(msg.to_owned()); }
+                        if !m.streamed { notes.push("not streamed: the endpoint answered in one piece (check `stream: true` reaches the server)".to_owned()); }
+                        if m.choices.len() > 1 { notes.push(format!("{} choices (n > 1)", m.choices.len())); }
                         if m.coalesced { notes.push(format!("{:.1} tokens/chunk", m.tokens_per_arrival)); }
                         if !m.opener_text.is_empty() { notes.push(format!("opener: “{}”", m.opener_text.trim())); }
                         if let Some(t) = m.server_timings { notes.push(format!("server: prefill {} · {} /token", ms(t.prompt_ms), ms(t.predicted_per_token_ms))); }

@@ -2,7 +2,20 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{Aggregates, Report};
+use crate::report::{Aggregates, GroupStats, Report, RequestRecord};
+
+/// A successful request carries "several tokens per chunk" from this many on average.
+pub const COALESCE_MIN_TOKENS_PER_CHUNK: f64 = 1.5;
+/// The P50 chunk gap must be at least this multiple of the P50 per-token ITL to show coalescing…
+pub const COALESCE_MIN_GAP_RATIO: f64 = 1.2;
+/// …and larger by at least this much (ms), so that clock noise on tiny gaps does not count.
+pub const COALESCE_MIN_GAP_DIFF_MS: f64 = 0.5;
+/// ITL whose P95 stays under this multiple of its P50 is stable.
+pub const STABLE_ITL_SPREAD: f64 = 1.5;
+/// Openers that cost less than this on average (ms) waste no measurable time.
+pub const OPENER_MIN_COST_MS: f64 = 1.0;
+/// Browser queueing above this P95 (ms) is worth a finding.
+pub const BROWSER_QUEUE_P95_MS: f64 = 5.0;
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -41,10 +54,13 @@ fn finding(id: &str, severity: Severity, title: &str, evidence: String, advice: 
     }
 }
 
-/// Applies every rule to a report.
+/// Applies every rule to a report. Each finding fires only when the numbers it quotes as
+/// evidence support its statement; statistics about latency come from successful requests,
+/// as in [`Aggregates`].
 pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
     let th = report.thresholds;
     let mut out = Vec::new();
+    let ok: Vec<&RequestRecord> = report.measured().filter(|r| r.outcome.is_ok()).collect();
     let ttft_bad = agg.ttft.is_some_and(|t| t.p95 > th.p95_ttft_ms);
     let itl_bad = agg.itl.is_some_and(|i| i.p95 > th.itl_ms);
     // TTFT spread: P95 far above P50 while ITL stays flat means waiting, not computing.
@@ -65,7 +81,10 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
                 format!("P95 TTFT {:.0} ms (> {:.0}), P95 ITL {:.1} ms (> {:.0})", t.p95, th.p95_ttft_ms, i.p95, th.itl_ms),
                 "Shorten the prompt (system prompt, few-shot, history), lower max concurrency / batch size, or add capacity.",
             ));
-        } else if ttft_bad || (ttft_spread > 2.0 && itl_spread < 1.5 && t.p95 > 500.0) {
+        } else if itl_spread < STABLE_ITL_SPREAD
+            && (ttft_bad || (ttft_spread > 2.0 && t.p95 > 500.0))
+        {
+            // The statement says ITL is stable: an unstable ITL is not evidence of queueing.
             out.push(finding(
                 "queueing",
                 if ttft_bad { Severity::Problem } else { Severity::Warning },
@@ -83,77 +102,103 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
             ));
         }
     }
-    if agg.reasoning_first > 0 {
+    let reasoning_first = ok
+        .iter()
+        .filter(|r| r.metrics.ttft_kind == Some(crate::metrics::TtftKind::Reasoning))
+        .count();
+    if reasoning_first > 0 {
         out.push(finding(
             "reasoning_first",
             Severity::Info,
             "The first token is reasoning, not answer",
-            format!("{} of {} requests streamed reasoning before the answer", agg.reasoning_first, agg.count),
+            format!("{reasoning_first} of {} successful requests streamed reasoning before the answer", ok.len()),
             "Compare time to first answer token, not TTFT, with non-reasoning models; users may not see reasoning text.",
         ));
     }
-    let hidden: Vec<u64> = report
-        .measured()
+    // Hidden: the server counted reasoning tokens, yet the request streamed no reasoning text
+    // at all before (or after) its first token.
+    let hidden: Vec<u64> = ok
+        .iter()
+        .filter(|r| {
+            r.metrics.ttft_ms.is_some()
+                && r.metrics.first_reasoning_ms.is_none()
+                && r.metrics.reasoning_text.is_empty()
+        })
         .filter_map(|r| r.metrics.reasoning_tokens.filter(|n| *n > 0))
         .collect();
-    if !hidden.is_empty() && agg.reasoning_first == 0 {
+    if !hidden.is_empty() {
         out.push(finding(
             "hidden_reasoning",
             Severity::Warning,
             "TTFT includes hidden reasoning",
-            format!("{} requests report reasoning tokens (up to {}) but streamed no reasoning text", hidden.len(), hidden.iter().max().unwrap_or(&0)),
+            format!("{} of {} successful requests report reasoning tokens (up to {}) but streamed no reasoning text", hidden.len(), ok.len(), hidden.iter().max().unwrap_or(&0)),
             "The wait before the first visible token is reasoning time: lower the reasoning effort or stream a reasoning summary.",
         ));
     }
-    if agg.coalesced > 0 {
-        let chunk = agg.chunk_gaps.map(|g| g.p50).unwrap_or(f64::NAN);
-        let tok = agg.itl.map(|g| g.p50).unwrap_or(f64::NAN);
+    // Coalescing needs both halves of its evidence: successful requests whose chunks clearly
+    // carry several tokens, and per-chunk gaps measurably longer than per-token gaps.
+    let several: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| tokens_per_chunk(r))
+        .filter(|t| *t >= COALESCE_MIN_TOKENS_PER_CHUNK)
+        .collect();
+    if let (Some(chunk), Some(tok)) = (agg.chunk_gaps, agg.itl)
+        && !several.is_empty()
+        && chunk.p50 >= tok.p50 * COALESCE_MIN_GAP_RATIO
+        && chunk.p50 - tok.p50 >= COALESCE_MIN_GAP_DIFF_MS
+    {
+        let most = several.iter().copied().fold(0.0, f64::max);
         out.push(finding(
             "coalescing",
             Severity::Warning,
             "Chunks carry several tokens: per-chunk gaps overstate ITL",
-            format!("{} of {} requests coalesce; P50 chunk gap {:.1} ms vs P50 per-token ITL {:.1} ms", agg.coalesced, agg.count, chunk, tok),
+            format!("{} of {} successful requests carry {COALESCE_MIN_TOKENS_PER_CHUNK:.1} or more tokens per chunk (up to {most:.1}); P50 chunk gap {:.1} ms vs P50 per-token ITL {:.1} ms", several.len(), ok.len(), chunk.p50, tok.p50),
             "Check the server's stream interval (vLLM/SGLang --stream-interval, TRT-LLM stream_interval) or speculative decoding; enable continuous_usage_stats for exact token counts.",
         ));
     }
-    if let (Some(cost), n) = (agg.opener_cost_ms, agg.with_openers)
-        && n > 0
+    if let Some(cost) = agg.opener_cost_ms.filter(|c| *c >= OPENER_MIN_COST_MS)
+        && agg.with_openers > 0
     {
         out.push(finding(
                 "openers",
                 if cost > 200.0 { Severity::Warning } else { Severity::Info },
                 "Boilerplate openers waste the first tokens",
-                format!("{n} of {} answers start with an opener; it costs {cost:.0} ms on average before meaningful text", agg.count),
+                format!("{} of {} successful answers start with an opener; it costs {cost:.0} ms on average before meaningful text", agg.with_openers, ok.len()),
                 "Tell the model in the system prompt to answer directly, or judge by the meaningful first token.",
             ));
     }
-    if agg.with_stalls > 0 {
+    let stalled: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| r.metrics.stalls.iter().map(|s| s.gap_ms).reduce(f64::max))
+        .collect();
+    if !stalled.is_empty() {
         out.push(finding(
             "stalls",
             Severity::Warning,
             "Streams stall",
             format!(
-                "{} of {} requests had a gap above the stall threshold; max gap {:.0} ms",
-                agg.with_stalls,
-                agg.count,
-                agg.chunk_gaps.map(|g| g.max).unwrap_or(0.0)
+                "{} of {} successful requests had a gap above the stall threshold; longest {:.0} ms",
+                stalled.len(),
+                ok.len(),
+                stalled.iter().copied().fold(0.0, f64::max)
             ),
             "Look for preemption (KV cache full), GC pauses, or a proxy buffering the stream.",
         ));
     }
-    if let Some(level) = agg.knee_level {
+    // Levels of a prompt sweep or of a conversation's rounds are not load.
+    let load_levels = !matches!(report.scenario.as_str(), "prompt_sweep" | "multi_turn");
+    if let Some(level) = agg.knee_level.filter(|_| load_levels)
+        && let Some(evidence) = knee_evidence(agg, level)
+    {
         out.push(finding(
             "knee",
             Severity::Info,
             "Latency bends under load",
-            format!(
-                "at level {level} P50 ITL or TTFT exceeds {:.1}× the single-stream value",
-                agg.knee_factor
-            ),
+            evidence,
             "Keep production concurrency below the knee, or add capacity there.",
         ));
     }
-    if let Some(q) = agg.browser_queue.filter(|q| q.p95 > 5.0) {
+    if let Some(q) = agg.browser_queue.filter(|q| q.p95 > BROWSER_QUEUE_P95_MS) {
         out.push(finding(
             "browser_queue",
             Severity::Warning,
@@ -172,14 +217,69 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
             "Open the failed requests to see each message; errors are excluded from latency statistics.",
         ));
     }
-    if agg.count > 0 && agg.tokens_from_server == 0 {
+    if agg.not_streamed > 0 {
+        out.push(finding(
+            "not_streamed",
+            Severity::Problem,
+            "The endpoint did not stream",
+            format!(
+                "{} of {} requests were answered in one piece (a JSON body, not a stream): their first token is the whole answer",
+                agg.not_streamed, agg.count
+            ),
+            "Check that `stream: true` reaches the server: a proxy or gateway may buffer or rewrite the request; TTFT and ITL mean nothing until it streams.",
+        ));
+    }
+    if !ok.is_empty() && agg.tokens_from_server == 0 {
         out.push(finding(
             "estimated_tokens",
             Severity::Info,
             "Token counts are estimated",
-            "the server sent no usage; tokens were counted one per chunk".into(),
+            format!("none of the {} successful requests carried usage; tokens were counted one per chunk", ok.len()),
             "Ask for usage (stream_options.include_usage, continuous_usage_stats) so TPOT is exact.",
         ));
     }
     out
+}
+
+/// Output tokens per output chunk of a request whose token count came from the server (an
+/// estimate is one per chunk by construction).
+fn tokens_per_chunk(r: &RequestRecord) -> Option<f64> {
+    let m = &r.metrics;
+    (m.output_events > 0 && m.token_source != crate::metrics::TokenSource::Estimate)
+        .then(|| m.output_tokens as f64 / f64::from(m.output_events))
+}
+
+/// The numbers behind a knee at `level`, measured as [`crate::stats::knee`] does: each P50
+/// against the first level that has it. `None` when neither exceeds the factor there.
+fn knee_evidence(agg: &Aggregates, level: f64) -> Option<String> {
+    let at = agg.groups.iter().find(|g| g.level == Some(level))?;
+    type P50 = fn(&GroupStats) -> Option<f64>;
+    let metrics: [(&str, P50); 2] = [
+        ("ITL", |g| g.itl.map(|s| s.p50)),
+        ("TTFT", |g| g.ttft.map(|s| s.p50)),
+    ];
+    let mut parts = Vec::new();
+    for (name, p50) in metrics {
+        let Some((base, b)) = agg.groups.iter().find_map(|g| Some((g, p50(g)?))) else {
+            continue;
+        };
+        if let Some(v) = p50(at)
+            && b > 0.0
+            && v > b * agg.knee_factor
+        {
+            parts.push(format!(
+                "P50 {name} {v:.1} ms at {} is ×{:.1} the {b:.1} ms at {}",
+                at.group,
+                v / b,
+                base.group
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{} (knee: above ×{:.1} the first level)",
+            parts.join("; "),
+            agg.knee_factor
+        )
+    })
 }

@@ -158,6 +158,8 @@ impl Measured {
             tool_calls: Vec::new(),
             text: self.text,
             reasoning_text: String::new(),
+            choices: Vec::new(),
+            streamed: true,
         }
     }
 }

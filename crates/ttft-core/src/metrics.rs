@@ -5,19 +5,56 @@
 //! - **TTFT**: first event with non-empty output text (answer, reasoning or refusal) or, for a
 //!   turn that only calls tools, the first tool-call fragment; [`TtftKind`] says which. Role-only
 //!   chunks, empty deltas, progress and usage events never count.
-//! - **Meaningful first token**: first answer character after boilerplate openers.
+//! - **Meaningful first token**: arrival of the piece holding the first answer character after
+//!   boilerplate openers; the [`crate::openers`] decision runs on the text received so far as
+//!   each piece arrives, and is final once made (any chunking gives the same split).
 //! - **ITL**: gaps between consecutive *arrivals* of output (events of one read arrive
 //!   together, so they form one arrival). A gap spanning an arrival that carried several tokens
 //!   is also reported per token.
 //! - **E2E**: end of the stream. **TPOT** = (E2E − TTFT) / (output tokens − 1).
 //! - **Output tokens**: final usage if sent, else the last continuous usage, else server
-//!   timings, else an estimate (one per output event, flagged as such).
+//!   timings, else an estimate (one per output event, flagged as such). Final usage is usage
+//!   on the chunk that carries the finish reason (llama.cpp `/v1/completions`) or after it
+//!   (the `choices: []` chunk of `include_usage`); continuous usage is usage on chunks before
+//!   the finish (vLLM/SGLang `continuous_usage_stats`).
+//!
+//! **Several choices** (`n > 1`): the choices stream interleaved, each with its own role chunk,
+//! finish chunk and, on some servers, usage. Each choice `c` keeps its text, tokens and finish
+//! reason in [`RequestMetrics::choices`] (left empty for a single choice). With `k` choices
+//! that produced output, `T` output tokens over all choices, `first_c` the first output of
+//! choice `c` and `end_c` the arrival of its last event (its finish chunk), except that the
+//! choice(s) ending last run to E2E:
+//! - **TTFT**: first output of *any* choice (what the reader of the first visible answer sees).
+//! - **ITL**: gaps between arrivals *of the same choice*, so interleaving does not halve them;
+//!   `itl_ms` lists choice 0's gaps, then choice 1's, …; an arrival is a (read, choice) pair.
+//! - **TPOT** = Σ_c (end_c − first_c) / (T − k): each answer's time per token after its own
+//!   first token, weighted by its tokens. Choices decoding in parallel at 20 ms per token give
+//!   20 ms, whatever the interleaving.
+//! - **Decode tokens/s** = (T − k) / (E2E − TTFT): the request's aggregate rate over all choices
+//!   (about k / TPOT when the choices run side by side).
+//!
+//!   With one choice these are the usual formulas (end_0 = E2E, k = 1).
+//! - **T**: OpenAI and vLLM send one usage for the whole request with `include_usage`
+//!   (OpenAI: "token usage statistics for the entire request"; vLLM sums `completion_tokens`
+//!   over choices), so one usage chunk without choices is `T` as is. llama.cpp runs each choice
+//!   as its own task and ends each with its own usage chunk (`choices: []`, right after that
+//!   choice's finish chunk): several usage chunks without choices are summed, each attributed
+//!   to the choice that had just finished. Otherwise `T` sums per-choice counts (usage on each
+//!   choice's finish chunk, vLLM's per-choice continuous usage, llama.cpp timings).
+//! - The top-level `text`, `reasoning_text`, tool calls, JSON tracking and meaningful first
+//!   token describe the *primary* choice: the lowest index with output.
+//!
+//! **Not streamed**: a 2xx body that was one JSON document ([`RequestTimeline::streamed`]
+//! false) is one arrival at the body's end: TTFT is then the whole answer's arrival, and ITL,
+//! TPOT and decode rate are empty, not zero.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::agent_json::{JsonProgress, JsonTracker};
 use crate::dialect::{ServerTimings, StreamEvent};
-use crate::openers::Openers;
+use crate::openers::{OpenerScan, Openers};
 use crate::timeline::RequestTimeline;
 
 /// Which output made the first token.
@@ -98,6 +135,33 @@ pub struct ToolCallTiming {
     pub valid_at_ms: Option<f64>,
 }
 
+/// One choice of a request that asked for several (`n > 1`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceSummary {
+    /// `choices[].index`.
+    pub index: u32,
+    /// Its first output (ms from t0).
+    pub first_token_ms: Option<f64>,
+    /// Its output tokens, when the server counted them per choice (per-choice usage, vLLM's
+    /// continuous usage, llama.cpp timings); `None` when only a request total was sent.
+    pub output_tokens: Option<u64>,
+    /// Its finish reason.
+    pub finish_reason: Option<String>,
+    /// Its answer text.
+    pub text: String,
+    /// Its reasoning text.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning_text: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 /// Everything measured for one request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestMetrics {
@@ -149,10 +213,54 @@ pub struct RequestMetrics {
     pub json: Option<JsonProgress>,
     /// Tool calls.
     pub tool_calls: Vec<ToolCallTiming>,
-    /// Answer text.
+    /// Answer text (of the primary choice when there are several).
     pub text: String,
-    /// Reasoning text.
+    /// Reasoning text (of the primary choice when there are several).
     pub reasoning_text: String,
+    /// Every choice, when the request streamed several (`n > 1`); empty for one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<ChoiceSummary>,
+    /// False when the server answered in one piece instead of streaming (see the module doc).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub streamed: bool,
+}
+
+/// Per-choice state while computing metrics.
+#[derive(Default)]
+struct ChoiceAcc {
+    first_at: Option<f64>,
+    last_at: Option<f64>,
+    /// Output arrivals: (at, read).
+    arrivals: Vec<(f64, u32)>,
+    /// Cumulative completion tokens from usage on this choice's chunks: (read, tokens).
+    series: Vec<(u32, u64)>,
+    final_tokens: Option<u64>,
+    continuous_tokens: Option<u64>,
+    timings_tokens: Option<u64>,
+    finish: Option<String>,
+    text: String,
+    reasoning: String,
+}
+
+impl ChoiceAcc {
+    /// Tokens generated up to `read`, from this choice's usage.
+    fn tokens_at(&self, read: u32) -> Option<u64> {
+        self.series
+            .iter()
+            .rev()
+            .find(|(r, _)| *r <= read)
+            .map(|&(_, n)| n)
+    }
+
+    /// The per-choice count and where it came from.
+    fn tokens(&self) -> Option<(u64, TokenSource)> {
+        self.final_tokens
+            .map(|n| (n, TokenSource::FinalUsage))
+            .or(self
+                .continuous_tokens
+                .map(|n| (n, TokenSource::ContinuousUsage)))
+            .or(self.timings_tokens.map(|n| (n, TokenSource::ServerTimings)))
+    }
 }
 
 impl RequestMetrics {
@@ -166,10 +274,17 @@ impl RequestMetrics {
         let mut text = String::new();
         let mut reasoning_text = String::new();
         let mut answer_marks: Vec<(usize, f64)> = Vec::new();
-        let mut arrivals: Vec<(f64, u32)> = Vec::new(); // (at, read)
+        let mut opener_scan = OpenerScan::new();
         let mut output_events = 0u32;
         let mut final_usage = None;
-        let mut continuous: Vec<(u32, u64)> = Vec::new(); // (read, completion_tokens)
+        let mut continuous_last = None;
+        // Choices (n > 1, see the module doc): per-choice state; the top-level text, reasoning,
+        // tool calls and JSON follow the primary choice, the lowest index with output.
+        let mut per: BTreeMap<u32, ChoiceAcc> = BTreeMap::new();
+        let primary = tl.primary_choice();
+        let mut last_finished: Option<u32> = None;
+        // Usage chunks without choices: (completion tokens, the choice that had just finished).
+        let mut request_usage: Vec<(u64, Option<u32>)> = Vec::new();
         let mut prompt_tokens = None;
         let mut reasoning_tokens = None;
         let mut timings = None;
@@ -178,18 +293,54 @@ impl RequestMetrics {
 
         for ev in &tl.events {
             let at = rel(ev.at);
-            if ev.event.is_output() {
-                output_events += 1;
-                if arrivals.last().is_none_or(|&(_, r)| r != ev.read) {
-                    arrivals.push((at, ev.read));
+            let choice = ev.choice.unwrap_or(0);
+            let is_primary = choice == primary;
+            let of_choice = ev.choice.is_some()
+                || ev.event.is_output()
+                || matches!(ev.event, StreamEvent::Finish(_));
+            if of_choice && !matches!(ev.event, StreamEvent::Usage { .. }) {
+                let acc = per.entry(choice).or_default();
+                acc.last_at = Some(at);
+                match &ev.event {
+                    StreamEvent::Content(t) | StreamEvent::Refusal(t) => acc.text.push_str(t),
+                    StreamEvent::Reasoning(t) => acc.reasoning.push_str(t),
+                    StreamEvent::Finish(r) => {
+                        acc.finish = Some(r.clone());
+                        last_finished = Some(choice);
+                    }
+                    _ => {}
+                }
+                if ev.event.is_output() {
+                    output_events += 1;
+                    acc.first_at.get_or_insert(at);
+                    if acc.arrivals.last().is_none_or(|&(_, r)| r != ev.read) {
+                        acc.arrivals.push((at, ev.read));
+                    }
                 }
             }
             match &ev.event {
+                // Other choices count for the first token; their text is kept in `per`.
+                StreamEvent::Content(_) if !is_primary => {
+                    ttft.get_or_insert((at, TtftKind::Answer));
+                    first_answer.get_or_insert(at);
+                }
+                StreamEvent::Reasoning(_) if !is_primary => {
+                    ttft.get_or_insert((at, TtftKind::Reasoning));
+                    first_reasoning.get_or_insert(at);
+                }
+                StreamEvent::Refusal(_) if !is_primary => {
+                    ttft.get_or_insert((at, TtftKind::Refusal));
+                }
+                StreamEvent::ToolCall { .. } if !is_primary && ev.event.is_output() => {
+                    ttft.get_or_insert((at, TtftKind::ToolCall));
+                }
+                StreamEvent::ToolCall { .. } if !is_primary => {}
                 StreamEvent::Content(t) => {
                     ttft.get_or_insert((at, TtftKind::Answer));
                     first_answer.get_or_insert(at);
                     answer_marks.push((text.len(), at));
                     text.push_str(t);
+                    opener_scan.update(&cfg.openers, &text);
                     if let Some(j) = json.as_mut() {
                         j.push(at, t);
                     }
@@ -202,6 +353,7 @@ impl RequestMetrics {
                 StreamEvent::Refusal(t) => {
                     ttft.get_or_insert((at, TtftKind::Refusal));
                     text.push_str(t);
+                    opener_scan.update(&cfg.openers, &text);
                 }
                 StreamEvent::ToolCall {
                     index,
@@ -241,56 +393,105 @@ impl RequestMetrics {
                     reasoning_tokens = usage.reasoning_tokens.or(reasoning_tokens);
                     if let Some(c) = usage.completion_tokens {
                         if *with_output {
-                            continuous.push((ev.read, c));
+                            continuous_last = Some(c);
                         } else {
                             final_usage = Some(c);
                         }
+                        match ev.choice {
+                            // Usage on one choice's chunk: per-choice (vLLM continuous usage
+                            // counts each choice; llama.cpp completions' finish chunk).
+                            Some(ch) => {
+                                let acc = per.entry(ch).or_default();
+                                acc.series.push((ev.read, c));
+                                if *with_output {
+                                    acc.continuous_tokens = Some(c);
+                                } else {
+                                    acc.final_tokens = Some(c);
+                                }
+                            }
+                            None if !*with_output => request_usage.push((c, last_finished)),
+                            None => {}
+                        }
                     }
                 }
-                StreamEvent::Timings(t) => timings = Some(*t),
+                StreamEvent::Timings(t) => {
+                    timings = Some(*t);
+                    if let (Some(ch), Some(n)) = (ev.choice.or(last_finished), t.predicted_n) {
+                        per.entry(ch).or_default().timings_tokens = Some(n);
+                    }
+                }
                 _ => {}
             }
         }
 
         let ttft_ms = ttft.map(|t| t.0);
         let e2e_ms = tl.ended_at.map(rel);
-        let (output_tokens, token_source) = if let Some(n) = final_usage {
-            (n, TokenSource::FinalUsage)
-        } else if let Some(&(_, n)) = continuous.last() {
-            (n, TokenSource::ContinuousUsage)
-        } else if let Some(n) = timings.and_then(|t| t.predicted_n) {
-            (n, TokenSource::ServerTimings)
+        let multi = per.len() > 1;
+        if multi && request_usage.len() > 1 {
+            // llama.cpp: one usage chunk per choice, right after that choice's finish chunk.
+            for &(n, owner) in &request_usage {
+                if let Some(acc) = owner.and_then(|c| per.get_mut(&c))
+                    && acc.final_tokens.is_none()
+                {
+                    acc.final_tokens = Some(n);
+                }
+            }
+        }
+        let (output_tokens, token_source) = if !multi {
+            if let Some(n) = final_usage {
+                (n, TokenSource::FinalUsage)
+            } else if let Some(n) = continuous_last {
+                (n, TokenSource::ContinuousUsage)
+            } else if let Some(n) = timings.and_then(|t| t.predicted_n) {
+                (n, TokenSource::ServerTimings)
+            } else {
+                (u64::from(output_events), TokenSource::Estimate)
+            }
+        } else if let [(n, _)] = request_usage[..] {
+            (n, TokenSource::FinalUsage) // one usage for the whole request (OpenAI, vLLM)
+        } else if !request_usage.is_empty() {
+            let sum = request_usage.iter().map(|&(n, _)| n).sum();
+            (sum, TokenSource::FinalUsage) // one per choice (llama.cpp)
+        } else if per
+            .values()
+            .all(|a| a.first_at.is_none() || a.tokens().is_some())
+        {
+            let counts: Vec<(u64, TokenSource)> =
+                per.values().filter_map(ChoiceAcc::tokens).collect();
+            let source = if counts.iter().any(|c| c.1 == TokenSource::ServerTimings) {
+                TokenSource::ServerTimings
+            } else if counts.iter().any(|c| c.1 == TokenSource::ContinuousUsage) {
+                TokenSource::ContinuousUsage
+            } else {
+                TokenSource::FinalUsage
+            };
+            (counts.iter().map(|c| c.0).sum(), source)
         } else {
             (u64::from(output_events), TokenSource::Estimate)
         };
 
-        // Tokens per arrival from continuous usage: difference of the cumulative count.
-        let tokens_at_read = |read: u32| {
-            continuous
-                .iter()
-                .rev()
-                .find(|(r, _)| *r <= read)
-                .map(|&(_, n)| n)
-        };
+        // Gaps per choice; tokens per arrival from the choice's cumulative usage.
         let mut itl_ms = Vec::new();
         let mut gap_tokens = Vec::new();
         let mut stalls = Vec::new();
-        for w in arrivals.windows(2) {
-            let gap = w[1].0 - w[0].0;
-            itl_ms.push(gap);
-            let toks = match (tokens_at_read(w[0].1), tokens_at_read(w[1].1)) {
-                (Some(a), Some(b)) if b >= a => Some((b - a) as u32),
-                _ => None,
-            };
-            gap_tokens.push(toks);
-            if gap > cfg.stall_ms {
-                stalls.push(Stall {
-                    from_ms: w[0].0,
-                    gap_ms: gap,
-                });
+        for acc in per.values() {
+            for w in acc.arrivals.windows(2) {
+                let gap = w[1].0 - w[0].0;
+                itl_ms.push(gap);
+                let toks = match (acc.tokens_at(w[0].1), acc.tokens_at(w[1].1)) {
+                    (Some(a), Some(b)) if b >= a => Some((b - a) as u32),
+                    _ => None,
+                };
+                gap_tokens.push(toks);
+                if gap > cfg.stall_ms {
+                    stalls.push(Stall {
+                        from_ms: w[0].0,
+                        gap_ms: gap,
+                    });
+                }
             }
         }
-        let output_arrivals = arrivals.len() as u32;
+        let output_arrivals = per.values().map(|a| a.arrivals.len() as u32).sum::<u32>();
         let tokens_per_arrival = if output_arrivals > 0 {
             output_tokens as f64 / f64::from(output_arrivals)
         } else {
@@ -298,30 +499,75 @@ impl RequestMetrics {
         };
         // Without server counts, text length is the only witness: English runs ≈ 4 characters
         // per token, so arrivals averaging over 16 characters carry several tokens.
-        let chars_per_event = (text.chars().count() + reasoning_text.chars().count()) as f64
-            / f64::from(output_events.max(1));
-        let coalesced = output_arrivals > 0
+        let chars: usize = per
+            .values()
+            .map(|a| a.text.chars().count() + a.reasoning.chars().count())
+            .sum();
+        let chars_per_event = chars as f64 / f64::from(output_events.max(1));
+        let coalesced = tl.streamed
+            && output_arrivals > 0
             && (tokens_per_arrival > 1.2
                 || gap_tokens.iter().any(|t| t.is_some_and(|n| n > 1))
                 || (token_source == TokenSource::Estimate && chars_per_event > 16.0));
-        let tpot_ms = match (e2e_ms, ttft_ms) {
-            (Some(e), Some(f)) if output_tokens > 1 => Some((e - f) / (output_tokens - 1) as f64),
-            _ => None,
+        // k choices with output; TPOT and decode rate as defined in the module doc.
+        let k = per.values().filter(|a| a.first_at.is_some()).count() as u64;
+        let (tpot_ms, decode_tokens_per_s) = if !tl.streamed {
+            (None, None)
+        } else if !multi {
+            let tpot = match (e2e_ms, ttft_ms) {
+                (Some(e), Some(f)) if output_tokens > 1 => {
+                    Some((e - f) / (output_tokens - 1) as f64)
+                }
+                _ => None,
+            };
+            (tpot, tpot.filter(|t| *t > 0.0).map(|t| 1000.0 / t))
+        } else {
+            match (e2e_ms, ttft_ms) {
+                (Some(e), Some(f)) if output_tokens > k => {
+                    let started = || per.values().filter(|a| a.first_at.is_some());
+                    let latest = started()
+                        .filter_map(|a| a.last_at)
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    let span: f64 = started()
+                        .filter_map(|a| {
+                            let end = a.last_at.filter(|l| *l < latest).unwrap_or(e);
+                            Some(end - a.first_at?)
+                        })
+                        .sum();
+                    let after_first = (output_tokens - k) as f64;
+                    let tpot = span / after_first;
+                    let rate = (e > f).then(|| after_first / (e - f) * 1000.0);
+                    (Some(tpot), rate)
+                }
+                _ => (None, None),
+            }
         };
-        let decode_tokens_per_s = tpot_ms.filter(|t| *t > 0.0).map(|t| 1000.0 / t);
+        let choices = if multi {
+            per.iter()
+                .map(|(&index, a)| ChoiceSummary {
+                    index,
+                    first_token_ms: a.first_at,
+                    output_tokens: a.tokens().map(|t| t.0),
+                    finish_reason: a.finish.clone(),
+                    text: a.text.clone(),
+                    reasoning_text: a.reasoning.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
 
-        let skip = cfg.openers.skip_len(&text);
-        let meaningful_ms = text[skip..]
-            .char_indices()
-            .find(|(_, c)| !c.is_whitespace())
-            .map(|(i, _)| skip + i)
-            .and_then(|off| {
-                answer_marks
-                    .iter()
-                    .rev()
-                    .find(|(start, _)| *start <= off)
-                    .map(|m| m.1)
-            });
+        // The split decided while the answer streamed in (or now, at its end); the meaningful
+        // first token is the arrival of the piece holding its first content byte.
+        let split = opener_scan.finish(&cfg.openers, &text);
+        let skip = split.opener;
+        let meaningful_ms = split.content.and_then(|off| {
+            answer_marks
+                .iter()
+                .rev()
+                .find(|(start, _)| *start <= off)
+                .map(|m| m.1)
+        });
 
         Self {
             ttfb_ms: tl.headers_at.map(rel),
@@ -350,6 +596,8 @@ impl RequestMetrics {
             tool_calls: calls.into_iter().map(|(c, _)| c).collect(),
             text,
             reasoning_text,
+            choices,
+            streamed: tl.streamed,
         }
     }
 

@@ -1,62 +1,199 @@
 //! Boilerplate openers ("Sure, here's…", "好的，我来帮你总结一下：") and the meaningful first token.
 //!
-//! An opener pattern is a literal phrase matched at the start of the answer (ASCII letters
-//! case-insensitively, and only on a word boundary for Latin phrases). After a match, trailing
-//! punctuation and spaces are skipped too, and if the rest of the clause (up to 80 characters)
-//! ends in a colon (`:` or `：`) the skip runs through that colon: "Here's the summary:" is all
-//! boilerplate, "Sure, the answer is 42" keeps "the answer is 42". Matching repeats, so openers
-//! chain ("好的，" then "我来帮你总结一下：").
+//! The answer is read clause by clause from its start. Each clause is either an **opener
+//! clause** (skipped, and the next clause is read) or **content** (the meaningful first token is
+//! its first character, and reading stops). A clause that does not start with an opener phrase
+//! is content, whatever it ends with ("The three causes are:" is content).
+//!
+//! There are two kinds of phrase in [`Openers::patterns`]:
+//! - A **standalone** phrase ("sure", "great question", "好的", "当然可以") is a whole clause on
+//!   its own. It counts only when punctuation follows it: `, . ! : ; — – - … ~` or their
+//!   full-width forms `，。！：；、～`, or a line break, or the end of the answer; before that
+//!   punctuation, spaces may follow a Latin phrase, and any whitespace a CJK one. Anything
+//!   else after it means the word belongs to the answer: "Absolutely not", "Sure enough",
+//!   "OK Computer", "Okay-ish", "Sure-footed", "好吃的", "好消息是", "当然不是", "收到货后". The
+//!   one exception is a lead-in right after it ("Of course I can help…", "好的我来帮你…"),
+//!   which makes one opener clause with it. The punctuation and whitespace after a standalone
+//!   phrase go with it.
+//! - A **lead-in** phrase, written with a trailing `…` (or `...`) in the list ("here's …",
+//!   "let me …", "以下是…", "我来帮你…"), starts an opener sentence: the whole clause it
+//!   starts is boilerplate, through the end of that clause, which is the first of
+//!   - a lead-in colon: `：` (unless between two digits, as in `10：30`), or `:` followed by
+//!     whitespace or the end of the answer, or right after a CJK character (not `10:30`, not
+//!     `https://`);
+//!   - a sentence end: `。！？!?`, or `.` followed by whitespace or the end (not `v1.2`,
+//!     `example.com`), with any run of such marks after it;
+//!   - a line break, or the end of the answer.
+//!
+//!   The clause is content instead when a negation follows the phrase ("not", "no", "never",
+//!   "不", "没", "无"…), when it contains a contrast ("but", "however", "although", "但是",
+//!   "不过", "然而"…: "I'd be happy to help, but I can't share that"), or when it runs past
+//!   [`MAX_CLAUSE_CHARS`] characters without ending.
+//!
+//! Phrases match at a clause start, Latin letters case-insensitively, with typographic
+//! apostrophes (`’ ‘ ʼ`) read as `'` and any run of spaces matching one space. A phrase ending
+//! in a Latin letter or digit needs a word boundary after it: not a letter or digit, nor an
+//! apostrophe or hyphen followed by one ("OK’d", "Sure-footed"). When several phrases match,
+//! the longest opener clause wins. Opener clauses chain ("Certainly! Here's the code:\n",
+//! "好的，" then "我来帮你总结一下："), and the whitespace after the last one is part of the
+//! opener text.
+//!
+//! **Streaming.** [`Openers::decide`] is the same decision applied to the text received so
+//! far: it answers [`Decision::Undecided`] while the next characters could still change the
+//! outcome (the clause has not ended, a phrase could still grow, the character after a colon
+//! is unknown) and otherwise the [`Split`] that the complete answer will also give, so a
+//! decision once made never changes as text arrives, and every chunking of an answer gives
+//! the same split. [`OpenerScan`] feeds it a stream incrementally; the meaningful first token
+//! is the arrival of the piece holding byte [`Split::content`].
 
 use serde::{Deserialize, Serialize};
 
-/// Default opener phrases in English and Chinese.
+/// Default opener phrases in English and Chinese. A trailing `…` marks a lead-in.
 pub const DEFAULT_OPENERS: &[&str] = &[
+    // English, standalone.
     "sure",
+    "sure thing",
     "certainly",
     "of course",
     "absolutely",
+    "definitely",
+    "great",
     "great question",
     "good question",
+    "excellent question",
+    "interesting question",
+    "what a great question",
+    "that's a great question",
+    "that's a good question",
     "okay",
     "ok",
     "alright",
+    "all right",
     "no problem",
+    "no worries",
+    "got it",
+    "understood",
+    "thanks for asking",
+    "thank you for asking",
+    "thanks for the question",
+    "thank you for the question",
+    "glad you asked",
     "happy to help",
+    "glad to help",
     "i'd be happy to help",
     "i'd be glad to help",
     "i can help with that",
-    "here's",
-    "here is",
-    "here are",
-    "let me",
-    "i'll",
+    "hi there",
+    "let's get started",
+    // English, lead-ins.
+    "here's …",
+    "here is …",
+    "here are …",
+    "below is …",
+    "below are …",
+    "let me …",
+    "allow me to …",
+    "let's break …",
+    "let's dive …",
+    "let's walk …",
+    "let's go through …",
+    "let's take a look …",
+    "let's start with …",
+    "i'd be happy to …",
+    "i'd be glad to …",
+    "i would be happy to …",
+    "i'm happy to …",
+    "i am happy to …",
+    "i'm glad to …",
+    "i'd love to …",
+    "happy to help …",
+    "glad to help …",
+    "i can help …",
+    "i'll explain …",
+    "i'll walk you through …",
+    "i'll help …",
+    "i'll break …",
+    "to answer your question …",
+    // Chinese, standalone.
     "好的",
     "好",
+    "好嘞",
+    "好呀",
     "当然",
     "当然可以",
+    "当然了",
     "没问题",
-    "可以",
+    "明白",
     "明白了",
+    "我明白了",
     "收到",
-    "我来帮你",
-    "我来为你",
-    "我来",
-    "下面是",
-    "以下是",
-    "让我",
-    "这是",
+    "了解",
+    "了解了",
+    "好问题",
+    "问得好",
+    "这是一个好问题",
+    "这是一个很好的问题",
+    "这个问题问得好",
+    "感谢你的提问",
+    "感谢您的提问",
+    "谢谢你的提问",
+    "谢谢您的提问",
+    "您好",
+    "嗯",
+    "嗯嗯",
+    // Chinese, lead-ins.
+    "以下是…",
+    "下面是…",
+    "下面我…",
+    "下面为你…",
+    "下面为您…",
+    "我来帮你…",
+    "我来帮您…",
+    "我来为你…",
+    "我来为您…",
+    "我来给你…",
+    "我来给您…",
+    "我来解释…",
+    "我来总结…",
+    "我来介绍…",
+    "我来回答…",
+    "让我来…",
+    "让我们来…",
+    "让我为你…",
+    "让我为您…",
+    "让我帮你…",
+    "让我帮您…",
+    "让我解释…",
+    "让我想想…",
+    "我们来看…",
+    "我们来分析…",
+    "很高兴为你…",
+    "很高兴为您…",
+    "很高兴能…",
+    "很乐意…",
+    "我很乐意…",
+    "我可以帮你…",
+    "我可以帮您…",
+    "我将为你…",
+    "我将为您…",
+    "为你整理…",
+    "为您整理…",
+    "为你总结…",
+    "为您总结…",
 ];
 
-const TRAILING: &[char] = &[
-    ',', '，', '!', '！', '.', '。', '、', ' ', '\n', '\t', '~', '～', '-', '—',
-];
-const COLONS: &[char] = &[':', '：'];
-const CLAUSE_END: &[char] = &['.', '。', '!', '！', '?', '？', '\n'];
+/// A lead-in clause longer than this (in characters) without ending is content.
+pub const MAX_CLAUSE_CHARS: usize = 400;
+
+const NEGATIONS: &[&str] = &["not", "no", "never", "nothing", "neither", "nor"];
+const CONTRASTS: &[&str] = &["but", "however", "although", "though", "unfortunately"];
+const CJK_NEGATIONS: &[char] = &['不', '没', '無', '无', '别', '未'];
+const CJK_CONTRASTS: &[&str] = &["但是", "不过", "然而", "可是", "可惜"];
 
 /// A configurable set of opener phrases.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Openers {
-    /// The phrases, matched at the start of the answer.
+    /// The phrases: standalone, or a lead-in when written with a trailing `…` (see the module).
     pub patterns: Vec<String>,
 }
 
@@ -66,6 +203,58 @@ impl Default for Openers {
             patterns: DEFAULT_OPENERS.iter().map(|s| (*s).to_owned()).collect(),
         }
     }
+}
+
+/// Where the boilerplate of an answer ends and its content starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    /// Byte length of the opener text (0 when the answer has no opener); it includes the
+    /// whitespace after the last opener clause.
+    pub opener: usize,
+    /// Byte of the first content character; `None` when the whole answer is boilerplate or
+    /// blank.
+    pub content: Option<usize>,
+}
+
+/// The decision on the text received so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// More text is needed.
+    Undecided,
+    /// Final: more text will not change it.
+    Decided(Split),
+}
+
+/// The decision on one clause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Clause {
+    Undecided,
+    Content,
+    /// An opener clause ending at this byte (its trailing punctuation included).
+    Opener(usize),
+}
+
+impl Clause {
+    /// Combines the verdicts of several phrases on one clause.
+    fn or(self, other: Clause) -> Clause {
+        match (self, other) {
+            (Clause::Undecided, _) | (_, Clause::Undecided) => Clause::Undecided,
+            (Clause::Opener(a), Clause::Opener(b)) => Clause::Opener(a.max(b)),
+            (Clause::Opener(a), Clause::Content) | (Clause::Content, Clause::Opener(a)) => {
+                Clause::Opener(a)
+            }
+            (Clause::Content, Clause::Content) => Clause::Content,
+        }
+    }
+}
+
+/// A phrase match at a clause start.
+enum Match {
+    No,
+    /// The text ends inside the phrase or before its boundary is known.
+    Partial,
+    /// Matched through this byte.
+    Yes(usize),
 }
 
 impl Openers {
@@ -81,67 +270,381 @@ impl Openers {
         }
     }
 
-    /// The byte length of the boilerplate at the start of `text` (0 when none).
-    pub fn skip_len(&self, text: &str) -> usize {
-        let mut pos = leading_ws(text);
-        loop {
-            let rest = &text[pos..];
-            let Some(len) = self.match_one(rest) else {
-                break;
-            };
-            let mut p = pos + len;
-            p += text[p..].len() - text[p..].trim_start_matches(TRAILING).len();
-            p += clause_colon(&text[p..]);
-            p += leading_ws(&text[p..]);
-            if p == pos {
-                break;
-            }
-            pos = p;
-        }
-        if pos == leading_ws(text) { 0 } else { pos }
+    /// The decision on `text`, the answer received so far; `complete` when no more will come.
+    /// A complete answer is always decided.
+    pub fn decide(&self, text: &str, complete: bool) -> Decision {
+        self.scan(text, 0, false, complete).0
     }
 
-    fn match_one(&self, rest: &str) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for p in &self.patterns {
-            let p = p.trim();
-            if p.is_empty() || rest.len() < p.len() || !rest.is_char_boundary(p.len()) {
-                continue;
+    /// The split of a complete answer.
+    pub fn split(&self, text: &str) -> Split {
+        match self.decide(text, true) {
+            Decision::Decided(s) => s,
+            Decision::Undecided => unreachable!("a complete answer is always decided"),
+        }
+    }
+
+    /// The byte length of the boilerplate at the start of a complete answer (0 when none).
+    pub fn skip_len(&self, text: &str) -> usize {
+        self.split(text).opener
+    }
+
+    /// Reads clauses from byte `pos` (after `any` opener clauses). Returns the decision and,
+    /// when undecided, where to resume and whether an opener was seen.
+    fn scan(
+        &self,
+        text: &str,
+        mut pos: usize,
+        mut any: bool,
+        complete: bool,
+    ) -> (Decision, usize, bool) {
+        loop {
+            let at = pos + leading_ws(&text[pos..]);
+            let split = |content: Option<usize>| Split {
+                opener: if any {
+                    content.unwrap_or(text.len())
+                } else {
+                    0
+                },
+                content,
+            };
+            if at == text.len() {
+                if !complete {
+                    return (Decision::Undecided, at, any);
+                }
+                return (Decision::Decided(split(None)), pos, any);
             }
-            let head = &rest[..p.len()];
-            let eq = head.eq_ignore_ascii_case(p) || head.replace('’', "'").eq_ignore_ascii_case(p);
-            if !eq {
-                continue;
-            }
-            let next = rest[p.len()..].chars().next();
-            let latin = p.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
-            if latin && next.is_some_and(|c| c.is_alphanumeric()) {
-                continue; // "Sure" must not match "Surely"
-            }
-            if best.is_none_or(|b| p.len() > b) {
-                best = Some(p.len());
+            match self.clause(text, at, complete, true) {
+                Clause::Undecided => return (Decision::Undecided, pos, any),
+                Clause::Content => return (Decision::Decided(split(Some(at))), pos, any),
+                Clause::Opener(end) => {
+                    pos = end;
+                    any = true;
+                }
             }
         }
-        best
     }
+
+    /// The verdict on the clause starting at byte `at` (not whitespace). `standalone` allows
+    /// standalone phrases (lead-ins always count).
+    fn clause(&self, text: &str, at: usize, complete: bool, standalone: bool) -> Clause {
+        let mut verdict = Clause::Content;
+        for p in &self.patterns {
+            let (phrase, lead_in) = parse(p);
+            if phrase.is_empty() || !(lead_in || standalone) {
+                continue;
+            }
+            let v = match match_phrase(phrase, text, at, complete) {
+                Match::No => Clause::Content,
+                Match::Partial => Clause::Undecided,
+                Match::Yes(end) if lead_in => lead_in_clause(text, at, end, phrase, complete),
+                Match::Yes(end) => self.standalone_clause(text, end, phrase, complete),
+            };
+            verdict = verdict.or(v);
+            if verdict == Clause::Undecided {
+                return verdict;
+            }
+        }
+        verdict
+    }
+
+    /// A standalone phrase matched through `end`: it needs punctuation (or a lead-in) next.
+    fn standalone_clause(&self, text: &str, end: usize, phrase: &str, complete: bool) -> Clause {
+        let last = phrase.chars().next_back().unwrap_or(' ');
+        let cjk = is_cjk(last);
+        let mut q = end;
+        if !cjk && !is_punct(last) {
+            q += text[end..].len() - text[end..].trim_start_matches([' ', '\t']).len();
+        }
+        let ok = match text[q..].chars().next() {
+            None => {
+                if !complete {
+                    return Clause::Undecided;
+                }
+                true
+            }
+            Some(c) => {
+                is_punct(last)
+                    || c == '\n'
+                    || c == '\r'
+                    || (cjk && c.is_whitespace())
+                    || punct_at(text, q)
+            }
+        };
+        if !ok {
+            // "Of course I can help…", "好的我来帮你…": one clause with the lead-in.
+            if q == end && !cjk {
+                return Clause::Content;
+            }
+            return self.clause(text, q, complete, false);
+        }
+        let mut e = end;
+        while let Some(c) = text[e..].chars().next() {
+            if c.is_whitespace() || punct_at(text, e) {
+                e += c.len_utf8();
+            } else {
+                break;
+            }
+        }
+        if e == text.len() && !complete {
+            return Clause::Undecided;
+        }
+        Clause::Opener(e)
+    }
+}
+
+/// A lead-in phrase matched from `at` through `end`: its clause, to its end.
+fn lead_in_clause(text: &str, at: usize, end: usize, phrase: &str, complete: bool) -> Clause {
+    // A negation right after the phrase: "Let me not…", "以下是不…".
+    let rest = &text[end..];
+    let next_word = rest.trim_start_matches([' ', '\t']);
+    if is_cjk(phrase.chars().next_back().unwrap_or(' ')) {
+        if next_word.starts_with(CJK_NEGATIONS) {
+            return Clause::Content;
+        }
+    } else {
+        let (word, ended) = word_at(next_word);
+        if (ended || complete) && NEGATIONS.contains(&word.as_str()) {
+            return Clause::Content;
+        }
+    }
+    let mut prev: Option<char> = phrase.chars().next_back();
+    let mut count = text[at..end].chars().count();
+    for (i, c) in text[end..].char_indices() {
+        let i = end + i;
+        count += 1;
+        if count > MAX_CLAUSE_CHARS {
+            return Clause::Content;
+        }
+        let next = text[i + c.len_utf8()..].chars().next();
+        // A contrast: "…, but I can't", "…，但是…".
+        if c.is_alphabetic() && !is_cjk(c) && !prev.is_some_and(char::is_alphanumeric) {
+            let (word, ended) = word_at(&text[i..]);
+            if (ended || complete) && CONTRASTS.contains(&word.as_str()) {
+                return Clause::Content;
+            }
+        }
+        if CJK_CONTRASTS.iter().any(|w| text[i..].starts_with(w))
+            || (c == '但' && prev.is_some_and(|p| p == '，' || p == ','))
+        {
+            return Clause::Content;
+        }
+        let ends = match c {
+            '\n' | '\r' | '。' | '！' | '？' | '!' | '?' => Some(true),
+            '.' => match next {
+                None => complete.then_some(true),
+                Some(n) => Some(n.is_whitespace()),
+            },
+            ':' => match next {
+                None => complete.then_some(true),
+                Some('/') => Some(false),
+                Some(n) if n.is_ascii_digit() && prev.is_some_and(|p| p.is_ascii_digit()) => {
+                    Some(false)
+                }
+                Some(n) => Some(n.is_whitespace() || prev.is_some_and(is_cjk)),
+            },
+            '：' => match next {
+                None if prev.is_some_and(|p| p.is_ascii_digit()) => complete.then_some(true),
+                Some(n) if n.is_ascii_digit() && prev.is_some_and(|p| p.is_ascii_digit()) => {
+                    Some(false)
+                }
+                _ => Some(true),
+            },
+            _ => Some(false),
+        };
+        match ends {
+            None => return Clause::Undecided,
+            Some(false) => {}
+            Some(true) => {
+                let mut e = i + c.len_utf8();
+                if c != '\n' && c != '\r' {
+                    e += text[e..].len()
+                        - text[e..]
+                            .trim_start_matches(['.', '!', '?', '。', '！', '？', '…'])
+                            .len();
+                }
+                if e == text.len() && !complete {
+                    return Clause::Undecided;
+                }
+                return Clause::Opener(e);
+            }
+        }
+        prev = Some(c);
+    }
+    if complete {
+        Clause::Opener(text.len())
+    } else {
+        Clause::Undecided
+    }
+}
+
+/// Streaming form of [`Openers::decide`]: feed it the answer as it grows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenerScan {
+    /// Where the next undecided clause starts (after the opener clauses already confirmed).
+    resume: usize,
+    /// An opener clause was confirmed.
+    any: bool,
+    /// The decision, once made.
+    split: Option<Split>,
+}
+
+impl OpenerScan {
+    /// A scan of an answer not yet started.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decides on `text`, the whole answer received so far (each call must extend the text
+    /// of the previous one). Equal to `openers.decide(text, false)`, but resumes after the
+    /// opener clauses already confirmed.
+    pub fn update(&mut self, openers: &Openers, text: &str) -> Decision {
+        if let Some(s) = self.split {
+            return Decision::Decided(s);
+        }
+        let (d, resume, any) = openers.scan(text, self.resume.min(text.len()), self.any, false);
+        self.resume = resume;
+        self.any = any;
+        if let Decision::Decided(s) = d {
+            self.split = Some(s);
+        }
+        d
+    }
+
+    /// The split of the complete answer `text` (the decision already made, if any).
+    pub fn finish(&mut self, openers: &Openers, text: &str) -> Split {
+        if let Some(s) = self.split {
+            return s;
+        }
+        let (d, _, _) = openers.scan(text, self.resume.min(text.len()), self.any, true);
+        let s = match d {
+            Decision::Decided(s) => s,
+            Decision::Undecided => unreachable!("a complete answer is always decided"),
+        };
+        self.split = Some(s);
+        s
+    }
+
+    /// The decision so far.
+    pub fn decision(&self) -> Decision {
+        self.split.map_or(Decision::Undecided, Decision::Decided)
+    }
+}
+
+/// A pattern's phrase and whether it is a lead-in (trailing `…` or `...`).
+fn parse(p: &str) -> (&str, bool) {
+    let p = p.trim();
+    match p.strip_suffix('…').or_else(|| p.strip_suffix("...")) {
+        Some(s) => (s.trim_end(), true),
+        None => (p, false),
+    }
+}
+
+/// Matches `phrase` at byte `at` of `text`, with a word boundary after a Latin phrase.
+fn match_phrase(phrase: &str, text: &str, at: usize, complete: bool) -> Match {
+    let short = if complete { Match::No } else { Match::Partial };
+    let mut t = text[at..].char_indices().peekable();
+    let mut p = phrase.chars().peekable();
+    while let Some(pc) = p.next() {
+        if pc.is_whitespace() {
+            while p.next_if(|c| c.is_whitespace()).is_some() {}
+            match t.peek() {
+                None => return short,
+                Some(&(_, c)) if c == ' ' || c == '\t' => {}
+                Some(_) => return Match::No,
+            }
+            while t.next_if(|&(_, c)| c == ' ' || c == '\t').is_some() {}
+            continue;
+        }
+        match t.next() {
+            None => return short,
+            Some((_, c)) if norm(c) == norm(pc) => {}
+            Some(_) => return Match::No,
+        }
+    }
+    let end = at + t.peek().map_or(text.len() - at, |&(i, _)| i);
+    let last = phrase.chars().next_back().unwrap_or(' ');
+    if last.is_alphanumeric() && !is_cjk(last) {
+        let mut after = text[end..].chars();
+        match (after.next(), after.next()) {
+            (None, _) if !complete => return Match::Partial,
+            (Some(c), _) if c.is_alphanumeric() || c == '_' => return Match::No,
+            (Some(c), n) if norm(c) == '\'' || c == '-' => match n {
+                None if !complete => return Match::Partial,
+                Some(n) if n.is_alphanumeric() => return Match::No,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    Match::Yes(end)
+}
+
+/// The word (letters and digits) at the start of `s`, as phrases compare it, and whether it
+/// ends before `s` does (else more text could lengthen it).
+fn word_at(s: &str) -> (String, bool) {
+    let len = s.find(|c: char| !c.is_alphanumeric()).unwrap_or(s.len());
+    (s[..len].chars().map(norm).collect(), len < s.len())
+}
+
+/// A character as phrases compare it: lower case, typographic apostrophes as `'`.
+fn norm(c: char) -> char {
+    match c {
+        '\u{2019}' | '\u{2018}' | '\u{02BC}' | '\u{2032}' | '`' | '\u{00B4}' => '\'',
+        c if c.is_ascii() => c.to_ascii_lowercase(),
+        c => {
+            let mut l = c.to_lowercase();
+            match (l.next(), l.next()) {
+                (Some(x), None) => x,
+                _ => c,
+            }
+        }
+    }
+}
+
+/// Clause punctuation that may follow a standalone phrase.
+fn is_punct(c: char) -> bool {
+    matches!(
+        c,
+        ',' | '，'
+            | '.'
+            | '。'
+            | '!'
+            | '！'
+            | ':'
+            | '：'
+            | ';'
+            | '；'
+            | '、'
+            | '~'
+            | '～'
+            | '—'
+            | '–'
+            | '-'
+            | '…'
+            | '⋯'
+    )
+}
+
+/// Punctuation at byte `i`, except `.` or `-` starting a word or number (".5", "-1").
+fn punct_at(text: &str, i: usize) -> bool {
+    let mut cs = text[i..].chars();
+    let Some(c) = cs.next() else {
+        return false;
+    };
+    if !is_punct(c) {
+        return false;
+    }
+    !((c == '.' || c == '-') && cs.next().is_some_and(char::is_alphanumeric))
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FFFF
+    )
 }
 
 fn leading_ws(s: &str) -> usize {
     s.len() - s.trim_start().len()
-}
-
-/// If the clause at the start of `s` ends in a colon within 80 chars, its length through it.
-fn clause_colon(s: &str) -> usize {
-    for (n, (i, c)) in s.char_indices().enumerate() {
-        if n > 80 {
-            break;
-        }
-        if COLONS.contains(&c) {
-            return i + c.len_utf8();
-        }
-        if CLAUSE_END.contains(&c) {
-            break;
-        }
-    }
-    0
 }

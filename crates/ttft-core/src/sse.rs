@@ -14,9 +14,11 @@ pub struct SseEvent {
     pub event: String,
     /// The `data:` lines joined with `\n`.
     pub data: String,
-    /// The last event id in force when the event was dispatched (the spec carries it over).
+    /// The event's `lastEventId`: the stream's last event ID string as this event was dispatched
+    /// (the spec carries it over from earlier blocks); `None` while that string is empty.
     pub id: Option<String>,
-    /// A `retry:` value seen in this event's block (digits only).
+    /// A valid `retry:` value seen in this event's block (ASCII digits only). The stream-wide
+    /// reconnection time it sets is [`SseParser::reconnection_time_ms`].
     pub retry: Option<u64>,
 }
 
@@ -32,17 +34,39 @@ pub struct Truncation {
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// Incremental parser for `text/event-stream` following the WHATWG interpretation rules.
+///
+/// Besides the events it keeps the two pieces of stream state the spec defines for
+/// reconnecting: the reconnection time ([`Self::reconnection_time_ms`], set by a valid
+/// `retry:` line as soon as that line is processed) and the last event ID string
+/// ([`Self::last_event_id`], taken from the last event ID buffer whenever a block is
+/// dispatched, even one that carries no data).
+///
+/// Framing is linear in the input: every byte is examined once, however the stream is split
+/// into reads, because only the unterminated tail of the last line is kept between reads and a
+/// read is searched from its own first byte, never from the start of that tail.
 #[derive(Debug, Default, Clone)]
 pub struct SseParser {
+    /// Bytes of the current line that has not seen its terminator yet (and, before the BOM
+    /// check, up to three bytes that may still become a BOM).
     pending: Vec<u8>,
     bom_checked: bool,
+    /// The previous read ended in CR: an LF opening the next read belongs to that CR.
     skip_lf: bool,
     data: String,
     has_data: bool,
     event_type: String,
-    last_id: Option<String>,
+    /// The spec's last event ID buffer (never reset by dispatch).
+    last_id: String,
+    /// The spec's last event ID string: the buffer as of the latest dispatch.
+    last_event_id: String,
+    /// A valid `retry:` of the current block (reported on its event, cleared at dispatch).
     retry: Option<u64>,
+    /// The stream's reconnection time, once a valid `retry:` line set it.
+    reconnection_time: Option<u64>,
     comments: u64,
+    /// Bytes examined while looking for line terminators (linear-time check).
+    #[cfg(test)]
+    scanned: u64,
 }
 
 impl SseParser {
@@ -51,47 +75,94 @@ impl SseParser {
         Self::default()
     }
 
+    /// Starts from the last event ID of an earlier connection (what a client sends back as
+    /// `Last-Event-ID` when it reconnects): it is the last event ID string and the last event ID
+    /// buffer until the stream sets another one.
+    pub fn with_last_event_id(mut self, id: impl Into<String>) -> Self {
+        self.last_id = id.into();
+        self.last_event_id.clone_from(&self.last_id);
+        self
+    }
+
     /// Number of comment lines (`:` keep-alives) seen so far.
     pub fn comments(&self) -> u64 {
         self.comments
     }
 
+    /// The stream's reconnection time in ms, as last set by a `retry:` line whose value is only
+    /// ASCII digits (the line counts as soon as it is processed, whether or not its block is
+    /// ever dispatched); `None` if no such line was seen. Values beyond `u64` saturate.
+    pub fn reconnection_time_ms(&self) -> Option<u64> {
+        self.reconnection_time
+    }
+
+    /// The last event ID string: the last event ID buffer as of the latest dispatched block
+    /// (a block that dispatches no event still updates it), or the id given at construction.
+    /// Empty when none was set, or when the server reset it with an empty `id:`.
+    pub fn last_event_id(&self) -> &str {
+        &self.last_event_id
+    }
+
     /// Feeds the bytes of one read; returns the events it completed, in order.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
-        self.pending.extend_from_slice(bytes);
+        let mut bytes = bytes;
         if !self.bom_checked {
-            let n = self.pending.len().min(3);
-            if self.pending[..n] == BOM[..n] && self.pending.len() < 3 {
+            // `pending` holds only a proper prefix of the BOM here.
+            let take = (BOM.len() - self.pending.len()).min(bytes.len());
+            self.pending.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            let n = self.pending.len();
+            if n < BOM.len() && self.pending[..] == BOM[..n] {
                 return out; // might still become a BOM
             }
-            if self.pending.starts_with(&BOM) {
-                self.pending.drain(..3);
-            }
             self.bom_checked = true;
+            let head = std::mem::take(&mut self.pending);
+            if head[..] != BOM[..] {
+                self.scan(&head, &mut out);
+            }
         }
-        let mut start = 0;
-        let mut i = 0;
-        while i < self.pending.len() {
-            let b = self.pending[i];
-            if self.skip_lf {
+        self.scan(bytes, &mut out);
+        out
+    }
+
+    /// Splits `bytes` into lines, continuing the pending one; each byte is looked at once.
+    fn scan(&mut self, mut rest: &[u8], out: &mut Vec<SseEvent>) {
+        loop {
+            if self.skip_lf && !rest.is_empty() {
                 self.skip_lf = false;
-                if b == b'\n' {
-                    start = i + 1;
-                    i += 1;
-                    continue;
+                if rest[0] == b'\n' {
+                    rest = &rest[1..];
+                    #[cfg(test)]
+                    {
+                        self.scanned += 1;
+                    }
                 }
             }
-            if b == b'\n' || b == b'\r' {
-                let line = String::from_utf8_lossy(&self.pending[start..i]).into_owned();
-                self.skip_lf = b == b'\r';
-                self.process_line(&line, &mut out);
-                start = i + 1;
+            let Some(pos) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
+                #[cfg(test)]
+                {
+                    self.scanned += rest.len() as u64;
+                }
+                self.pending.extend_from_slice(rest);
+                return;
+            };
+            #[cfg(test)]
+            {
+                self.scanned += pos as u64 + 1;
             }
-            i += 1;
+            self.skip_lf = rest[pos] == b'\r';
+            if self.pending.is_empty() {
+                self.process_line(&rest[..pos], out);
+            } else {
+                let mut line = std::mem::take(&mut self.pending);
+                line.extend_from_slice(&rest[..pos]);
+                self.process_line(&line, out);
+                line.clear();
+                self.pending = line; // keep the allocation
+            }
+            rest = &rest[pos + 1..];
         }
-        self.pending.drain(..start);
-        out
     }
 
     /// Ends the stream. Per the spec an event without its blank line is not dispatched; it is
@@ -108,7 +179,10 @@ impl SseParser {
         })
     }
 
-    fn process_line(&mut self, line: &str, out: &mut Vec<SseEvent>) {
+    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+        // Line terminators are ASCII, so decoding line by line equals decoding the stream.
+        let line = String::from_utf8_lossy(line);
+        let line: &str = &line;
         if line.is_empty() {
             self.dispatch(out);
             return;
@@ -132,16 +206,21 @@ impl SseParser {
                 self.has_data = true;
             }
             "id" if !value.contains('\0') => {
-                self.last_id = Some(value.to_owned());
+                value.clone_into(&mut self.last_id);
             }
+            // An empty value has no integer to interpret: ignored, like any non-digit value.
             "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
-                self.retry = value.parse().ok();
+                let ms = value.parse().unwrap_or(u64::MAX); // only overflow can fail here
+                self.retry = Some(ms);
+                self.reconnection_time = Some(ms);
             }
             _ => {}
         }
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        // Step 1 comes before the empty-data return: an id-only block still sets the string.
+        self.last_event_id.clone_from(&self.last_id);
         let event_type = std::mem::take(&mut self.event_type);
         let retry = self.retry.take();
         if !self.has_data {
@@ -160,7 +239,7 @@ impl SseParser {
                 event_type
             },
             data,
-            id: self.last_id.clone(),
+            id: (!self.last_event_id.is_empty()).then(|| self.last_event_id.clone()),
             retry,
         });
     }
@@ -179,18 +258,22 @@ impl NdjsonParser {
         Self::default()
     }
 
-    /// Feeds the bytes of one read; returns the lines it completed.
+    /// Feeds the bytes of one read; returns the lines it completed. Only the new bytes are
+    /// searched, so a long line split over many reads costs linear time.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
-        self.pending.extend_from_slice(bytes);
         let mut out = Vec::new();
-        let mut start = 0;
-        for i in 0..self.pending.len() {
-            if self.pending[i] == b'\n' {
-                push_line(&self.pending[start..i], &mut out);
-                start = i + 1;
+        let mut rest = bytes;
+        while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
+            if self.pending.is_empty() {
+                push_line(&rest[..pos], &mut out);
+            } else {
+                self.pending.extend_from_slice(&rest[..pos]);
+                push_line(&self.pending, &mut out);
+                self.pending.clear();
             }
+            rest = &rest[pos + 1..];
         }
-        self.pending.drain(..start);
+        self.pending.extend_from_slice(rest);
         out
     }
 
@@ -263,9 +346,27 @@ impl FrameDecoder {
         self.framing
     }
 
+    /// Starts from the last event ID of an earlier connection (SSE only; see
+    /// [`SseParser::with_last_event_id`]).
+    pub fn with_last_event_id(mut self, id: impl Into<String>) -> Self {
+        self.sse = std::mem::take(&mut self.sse).with_last_event_id(id);
+        self
+    }
+
     /// Comment lines seen (SSE only).
     pub fn comments(&self) -> u64 {
         self.sse.comments()
+    }
+
+    /// The stream's reconnection time set by `retry:` (SSE only; see
+    /// [`SseParser::reconnection_time_ms`]).
+    pub fn reconnection_time_ms(&self) -> Option<u64> {
+        self.sse.reconnection_time_ms()
+    }
+
+    /// The last event ID string (SSE only; see [`SseParser::last_event_id`]).
+    pub fn last_event_id(&self) -> &str {
+        self.sse.last_event_id()
     }
 
     /// Feeds one read.
@@ -274,12 +375,12 @@ impl FrameDecoder {
             Some(Framing::Sse) => self.sse.feed(bytes),
             Some(Framing::Ndjson) => self.ndjson.feed(bytes),
             None => {
-                self.sniff.extend_from_slice(bytes);
-                let first = self
-                    .sniff
+                // Everything sniffed so far is whitespace or BOM bytes: look at the new bytes only.
+                let first = bytes
                     .iter()
                     .copied()
                     .find(|b| !b.is_ascii_whitespace() && !BOM.contains(b));
+                self.sniff.extend_from_slice(bytes);
                 match first {
                     None => Vec::new(),
                     Some(b) => {
@@ -301,6 +402,42 @@ impl FrameDecoder {
         match self.framing {
             Some(Framing::Ndjson) => (self.ndjson.finish(), None),
             _ => (Vec::new(), self.sse.finish()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BOM, SseEvent, SseParser};
+
+    /// Feeds `bytes` in reads of `size` bytes; returns the events and the bytes examined.
+    fn feed_in_reads(bytes: &[u8], size: usize) -> (Vec<SseEvent>, u64) {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for read in bytes.chunks(size) {
+            out.extend(p.feed(read));
+        }
+        assert!(p.finish().is_none());
+        (out, p.scanned)
+    }
+
+    #[test]
+    fn a_long_line_split_over_small_reads_is_examined_once_per_byte() {
+        let mut stream = b"\xEF\xBB\xBFdata: ".to_vec();
+        stream.extend(std::iter::repeat_n(b'x', 1 << 20));
+        stream.extend_from_slice(b"\r\n\r\ndata: y\r\n\r\n");
+        for size in [1, 16, stream.len()] {
+            let (events, scanned) = feed_in_reads(&stream, size);
+            assert_eq!(events.len(), 2, "reads of {size}");
+            assert_eq!(events[0].data.len(), 1 << 20);
+            assert_eq!(events[1].data, "y");
+            // Every byte after the BOM once; rescanning the pending line on every read would
+            // examine about 2^39 bytes here.
+            assert_eq!(
+                scanned,
+                (stream.len() - BOM.len()) as u64,
+                "reads of {size}"
+            );
         }
     }
 }

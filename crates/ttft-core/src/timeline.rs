@@ -102,6 +102,10 @@ pub struct TimedEvent {
     pub read: u32,
     /// The event.
     pub event: StreamEvent,
+    /// The choice (`choices[].index`) it belongs to when a stream interleaves several answers
+    /// (`n > 1`); `None` for events outside any choice and for single-answer dialects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<u32>,
 }
 
 /// Everything recorded about one request.
@@ -127,12 +131,35 @@ pub struct RequestTimeline {
     pub comments: u64,
     /// How it ended.
     pub outcome: Outcome,
+    /// False when a 2xx body was one JSON document instead of a stream (the server or a
+    /// proxy ignored `stream: true`): its events then form one arrival at the body's end.
+    #[serde(default = "streamed_default", skip_serializing_if = "is_streamed")]
+    pub streamed: bool,
+}
+
+fn streamed_default() -> bool {
+    true
+}
+
+fn is_streamed(streamed: &bool) -> bool {
+    *streamed
 }
 
 impl RequestTimeline {
     /// Total bytes received.
     pub fn bytes(&self) -> u64 {
         self.reads.iter().map(|r| u64::from(r.bytes)).sum()
+    }
+
+    /// The primary choice when the stream interleaves several (`n > 1`): the lowest
+    /// `choices[].index` with output (0 when there is one answer).
+    pub fn primary_choice(&self) -> u32 {
+        self.events
+            .iter()
+            .filter(|e| e.event.is_output())
+            .map(|e| e.choice.unwrap_or(0))
+            .min()
+            .unwrap_or(0)
     }
 }
 
@@ -145,7 +172,15 @@ pub struct RequestRecorder {
     saw_done: bool,
     saw_finish: bool,
     error: Option<String>,
+    /// The body so far while it may be one JSON document (starts with `{` or `[`, not SSE,
+    /// not yet proven NDJSON by two well-formed lines); dropped beyond [`MAX_DOCUMENT`].
+    document: Option<Vec<u8>>,
+    /// JSON-object frames decoded without a malformed event (two make an NDJSON stream).
+    well_formed_frames: u32,
 }
+
+/// Largest body kept for reading as one JSON document.
+const MAX_DOCUMENT: usize = 8 * 1024 * 1024;
 
 impl RequestRecorder {
     /// Starts a request sent at `sent_at`; `dialect`/`framing` `None` mean detect.
@@ -164,10 +199,13 @@ impl RequestRecorder {
                 framing,
                 comments: 0,
                 outcome: Outcome::Ok,
+                streamed: true,
             },
             saw_done: false,
             saw_finish: false,
             error: None,
+            document: Some(Vec::new()),
+            well_formed_frames: 0,
         }
     }
 
@@ -189,6 +227,7 @@ impl RequestRecorder {
             at,
             bytes: bytes.len() as u32,
         });
+        self.keep_document(bytes);
         for frame in self.frames.feed(bytes) {
             self.push_frame(at, read, &frame);
         }
@@ -199,33 +238,119 @@ impl RequestRecorder {
         &self.timeline
     }
 
-    fn push_frame(&mut self, at: f64, read: u32, frame: &crate::sse::SseEvent) {
-        for event in self.decoder.decode(frame) {
-            match &event {
-                StreamEvent::Done => self.saw_done = true,
-                StreamEvent::Finish(_) => self.saw_finish = true,
-                StreamEvent::Error(e) if self.error.is_none() => {
-                    let kind = e
-                        .kind
-                        .as_deref()
-                        .map(|k| format!(" ({k})"))
-                        .unwrap_or_default();
-                    self.error = Some(format!(
-                        "server reported an error mid-stream{kind}: {}",
-                        e.message
-                    ));
-                }
-                _ => {}
-            }
-            self.timeline.events.push(TimedEvent { at, read, event });
+    /// Keeps the body while it may still be one JSON document (see [`Self::document`]).
+    fn keep_document(&mut self, bytes: &[u8]) {
+        let Some(doc) = self.document.as_mut() else {
+            return;
+        };
+        doc.extend_from_slice(bytes);
+        let first = doc
+            .iter()
+            .copied()
+            .find(|b| !b.is_ascii_whitespace() && ![0xEF, 0xBB, 0xBF].contains(b));
+        let json = first.is_none_or(|b| b == b'{' || b == b'[');
+        if !json || doc.len() > MAX_DOCUMENT || self.well_formed_frames >= 2 {
+            self.document = None;
         }
+    }
+
+    /// A 2xx body that is one JSON document holding a whole answer (or an error) replaces
+    /// whatever the framing made of its lines: the answer becomes one arrival at the time of
+    /// the last read, and the timeline is marked as not streamed. True when it did.
+    fn read_document(&mut self, at: f64) -> bool {
+        let Some(doc) = self.document.take() else {
+            return false;
+        };
+        if self
+            .timeline
+            .status
+            .is_some_and(|s| !(200..300).contains(&s))
+        {
+            return false;
+        }
+        let text = String::from_utf8_lossy(&doc);
+        let text = text.trim_start_matches('\u{feff}');
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+            return false; // not JSON, or several documents (NDJSON)
+        };
+        let (events, streamed) = match self.decoder.decode_document(&value) {
+            Some(events) => (events, false),
+            None if value.get("error").is_some_and(|e| !e.is_null()) => {
+                let frame = crate::sse::SseEvent {
+                    event: "message".into(),
+                    data: value.to_string(),
+                    id: None,
+                    retry: None,
+                };
+                (self.decoder.decode_choices(&frame), true)
+            }
+            None => return false,
+        };
+        let (read, at) = match self.timeline.reads.len() {
+            0 => (0, at),
+            n => (n as u32 - 1, self.timeline.reads[n - 1].at),
+        };
+        self.timeline.events.clear();
+        self.saw_done = false;
+        self.saw_finish = false;
+        self.error = None;
+        self.timeline.streamed = streamed;
+        self.push_events(at, read, events);
+        true
+    }
+
+    /// Records decoded events that arrived with read `read` at `at`.
+    fn push_events(&mut self, at: f64, read: u32, events: Vec<(Option<u32>, StreamEvent)>) {
+        for (choice, event) in events {
+            self.note(&event);
+            self.timeline.events.push(TimedEvent {
+                at,
+                read,
+                event,
+                choice,
+            });
+        }
+    }
+
+    fn note(&mut self, event: &StreamEvent) {
+        match event {
+            StreamEvent::Done => self.saw_done = true,
+            StreamEvent::Finish(_) => self.saw_finish = true,
+            StreamEvent::Error(e) if self.error.is_none() => {
+                let kind = e
+                    .kind
+                    .as_deref()
+                    .map(|k| format!(" ({k})"))
+                    .unwrap_or_default();
+                self.error = Some(format!(
+                    "server reported an error mid-stream{kind}: {}",
+                    e.message
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    fn push_frame(&mut self, at: f64, read: u32, frame: &crate::sse::SseEvent) {
+        let events = self.decoder.decode_choices(frame);
+        if frame.data.trim_start().starts_with('{')
+            && !events
+                .iter()
+                .any(|(_, e)| matches!(e, StreamEvent::Malformed(_)))
+        {
+            self.well_formed_frames += 1;
+        }
+        self.push_events(at, read, events);
     }
 
     fn close(mut self, at: f64, outcome: Option<Outcome>) -> RequestTimeline {
         let read = self.timeline.reads.len().saturating_sub(1) as u32;
-        let (frames, truncation) = self.frames.finish();
+        let (frames, mut truncation) = self.frames.finish();
         for frame in frames {
             self.push_frame(at, read, &frame);
+        }
+        if outcome.is_none() && self.read_document(at) {
+            truncation = None; // the lines of one JSON document are not a broken stream
         }
         self.timeline.ended_at = Some(at);
         self.timeline.dialect = self.decoder.dialect().or(self.timeline.dialect);

@@ -7,6 +7,7 @@
 //! `signature_delta`, and `ping` carry nothing. `message_delta` carries the output usage and
 //! the `stop_reason`, and `message_stop` ends the stream. `event: error` (for instance
 //! `overloaded_error`) is recognised before this decoder runs, like every top-level error.
+//! llama.cpp's `timings`, when an event carries them, are read by the shared decoder.
 
 use serde_json::Value;
 

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::{ServerTimings, Usage};
+use super::{ServerTimings, StreamEvent, Usage};
 
 pub(super) fn non_empty(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_str)
@@ -51,4 +51,12 @@ pub(super) fn parse_timings(t: &Value) -> Option<ServerTimings> {
         predicted_per_token_ms: t.get("predicted_per_token_ms").and_then(Value::as_f64),
         cache_n: t.get("cache_n").and_then(Value::as_u64),
     })
+}
+
+/// llama.cpp's `prompt_progress` object (prefill progress, before any token).
+pub(super) fn parse_progress(p: &Value) -> StreamEvent {
+    StreamEvent::Progress {
+        total: p.get("total").and_then(Value::as_u64).unwrap_or(0),
+        processed: p.get("processed").and_then(Value::as_u64).unwrap_or(0),
+    }
 }

@@ -12,6 +12,15 @@
 //! value to one decoder per API: `openai` (chat and completions), `responses`, `anthropic`,
 //! `ollama` and `tgi`. The `fields` module parses the pieces they have in common (non-empty
 //! strings, usage objects, llama.cpp timings).
+//!
+//! Events can belong to a choice: with `n > 1` the OpenAI APIs interleave several answers,
+//! each chunk naming its `choices[].index`. [`DialectDecoder::decode_choices`] returns that
+//! index beside every event (`None` for events outside any choice, such as a usage chunk with
+//! empty `choices`, and for dialects with one answer). llama.cpp's `timings` and
+//! `prompt_progress` are read on every dialect, wherever they sit at the top level of an event.
+//! A body that is one JSON document rather than a stream (a server or proxy that ignored
+//! `stream: true`) is read by [`DialectDecoder::decode_document`]; the `whole` module knows the
+//! non-streamed shapes.
 
 mod anthropic;
 mod fields;
@@ -19,6 +28,7 @@ mod ollama;
 mod openai;
 mod responses;
 mod tgi;
+mod whole;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -154,12 +164,13 @@ pub enum StreamEvent {
     },
     /// A delta that carried nothing (`content: ""`/`null`, `{}`), a ping or a start marker.
     Empty,
-    /// Token counts. `with_output` is true when the same chunk also carried output or choices,
-    /// i.e. continuous usage statistics.
+    /// Token counts. `with_output` is true when the same chunk carried choices that were still
+    /// streaming, i.e. continuous usage statistics; usage on the finish chunk or on a chunk
+    /// without choices is the final count.
     Usage {
         /// The counts.
         usage: Usage,
-        /// Whether this usage rode on a chunk with choices (continuous stats).
+        /// Whether this usage rode on a chunk with unfinished choices (continuous stats).
         with_output: bool,
     },
     /// Server-side timings.
@@ -210,45 +221,101 @@ impl DialectDecoder {
 
     /// Classifies one framed event into zero or more stream events.
     pub fn decode(&mut self, ev: &SseEvent) -> Vec<StreamEvent> {
+        self.decode_choices(ev)
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect()
+    }
+
+    /// Classifies one framed event like [`DialectDecoder::decode`], with the choice
+    /// (`choices[].index`) each event belongs to; `None` outside any choice.
+    pub fn decode_choices(&mut self, ev: &SseEvent) -> Vec<(Option<u32>, StreamEvent)> {
         let data = ev.data.trim();
         if data == "[DONE]" {
-            return vec![StreamEvent::Done];
+            return vec![(None, StreamEvent::Done)];
         }
         if ev.event == "ping" {
-            return vec![StreamEvent::Empty];
+            return vec![(None, StreamEvent::Empty)];
         }
         let value: Value = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(_) if ev.event == "error" => {
-                return vec![StreamEvent::Error(StreamError {
-                    message: data.to_owned(),
-                    kind: None,
-                })];
+                return vec![(
+                    None,
+                    StreamEvent::Error(StreamError {
+                        message: data.to_owned(),
+                        kind: None,
+                    }),
+                )];
             }
             Err(e) => {
-                return vec![StreamEvent::Malformed(format!(
-                    "not JSON ({e}): {}",
-                    clip(data)
-                ))];
+                return vec![(
+                    None,
+                    StreamEvent::Malformed(format!("not JSON ({e}): {}", clip(data))),
+                )];
             }
         };
         if let Some(err) = top_level_error(&value, &ev.event) {
-            return vec![StreamEvent::Error(err)];
+            return vec![(None, StreamEvent::Error(err))];
         }
         if self.dialect.is_none() {
             self.dialect = detect(&ev.event, &value);
         }
-        match self.dialect {
+        let one = |v: Vec<StreamEvent>| v.into_iter().map(|e| (None, e)).collect::<Vec<_>>();
+        let mut out = match self.dialect {
             Some(Dialect::OpenAiChat) | Some(Dialect::OpenAiCompletions) => decode_openai(&value),
-            Some(Dialect::OpenAiResponses) => decode_responses(&ev.event, &value),
-            Some(Dialect::Anthropic) => decode_anthropic(&value),
-            Some(Dialect::OllamaNative) => decode_ollama(&value),
-            Some(Dialect::TgiNative) => decode_tgi(&value),
-            None => vec![StreamEvent::Malformed(format!(
-                "unknown stream format: {}",
-                clip(data)
-            ))],
+            Some(Dialect::OpenAiResponses) => one(decode_responses(&ev.event, &value)),
+            Some(Dialect::Anthropic) => one(decode_anthropic(&value)),
+            Some(Dialect::OllamaNative) => one(decode_ollama(&value)),
+            Some(Dialect::TgiNative) => one(decode_tgi(&value)),
+            None => {
+                return vec![(
+                    None,
+                    StreamEvent::Malformed(format!("unknown stream format: {}", clip(data))),
+                )];
+            }
+        };
+        llamacpp_extras(&value, &mut out);
+        out
+    }
+
+    /// Reads a whole response body that is one JSON document instead of a stream: a server or
+    /// proxy that ignored `stream: true` and answered with `chat.completion`,
+    /// `text_completion`, a Responses `response` or an Anthropic `message` object (or Ollama's
+    /// and TGI's non-streamed objects). Returns its events, all of which belong to one arrival,
+    /// or `None` when the document is not a complete answer of a known dialect. An error
+    /// document is not an answer: it is left to [`DialectDecoder::decode_choices`].
+    pub fn decode_document(&mut self, value: &Value) -> Option<Vec<(Option<u32>, StreamEvent)>> {
+        if top_level_error(value, "message").is_some() {
+            return None;
         }
+        let (dialect, mut out) = whole::decode_whole(value)?;
+        self.dialect = Some(dialect);
+        llamacpp_extras(value, &mut out);
+        Some(out)
+    }
+}
+
+/// llama.cpp's additions outside the dialects' own fields: the `timings` object (server-side
+/// prefill and decode times, on the last event of every API, or on every event with
+/// `timings_per_token`; Responses events may carry it inside `response`) and
+/// `prompt_progress`. Added when the dialect's decoder did not already read them.
+fn llamacpp_extras(v: &Value, out: &mut Vec<(Option<u32>, StreamEvent)>) {
+    let has = |out: &Vec<(Option<u32>, StreamEvent)>, f: fn(&StreamEvent) -> bool| {
+        out.iter().any(|(_, e)| f(e))
+    };
+    if !has(out, |e| matches!(e, StreamEvent::Timings(_)))
+        && let Some(t) = v
+            .get("timings")
+            .or_else(|| v.pointer("/response/timings"))
+            .and_then(fields::parse_timings)
+    {
+        out.push((None, StreamEvent::Timings(t)));
+    }
+    if !has(out, |e| matches!(e, StreamEvent::Progress { .. }))
+        && let Some(p) = v.get("prompt_progress").filter(|p| p.is_object())
+    {
+        out.push((None, fields::parse_progress(p)));
     }
 }
 
@@ -269,9 +336,15 @@ pub fn detect(event: &str, v: &Value) -> Option<Dialect> {
     if ty.starts_with("message_") || ty.starts_with("content_block_") || ty == "ping" {
         return Some(Dialect::Anthropic);
     }
+    if ty == "message" && v.get("content").is_some_and(Value::is_array) {
+        return Some(Dialect::Anthropic); // a non-streamed Messages answer
+    }
     match v.get("object").and_then(Value::as_str) {
-        Some("chat.completion.chunk") => return Some(Dialect::OpenAiChat),
+        Some("chat.completion.chunk") | Some("chat.completion") => {
+            return Some(Dialect::OpenAiChat);
+        }
         Some("text_completion") => return Some(Dialect::OpenAiCompletions),
+        Some("response") => return Some(Dialect::OpenAiResponses), // non-streamed Responses
         _ => {}
     }
     if let Some(choices) = v.get("choices").and_then(Value::as_array) {

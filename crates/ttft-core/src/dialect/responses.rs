@@ -7,10 +7,13 @@
 //! `output_tokens`) and end the stream (an incomplete response finishes with its
 //! `incomplete_details.reason`); `response.failed` is an error with the response's code.
 //! Lifecycle events (`response.created`, `response.in_progress`, `*.done`, …) carry nothing.
+//! llama.cpp adds its `timings` (and, on request, `prompt_progress`) to these events: on the
+//! terminal event, at the top level of its data or inside its `response`, they become
+//! [`StreamEvent::Timings`] as on the chat path; on other events the shared decoder reads them.
 
 use serde_json::Value;
 
-use super::fields::{non_empty, parse_usage};
+use super::fields::{non_empty, parse_timings, parse_usage};
 use super::{StreamError, StreamEvent};
 
 pub(super) fn decode_responses(event: &str, v: &Value) -> Vec<StreamEvent> {
@@ -54,6 +57,13 @@ pub(super) fn decode_responses(event: &str, v: &Value) -> Vec<StreamEvent> {
                     usage: u,
                     with_output: false,
                 });
+            }
+            if let Some(t) = v
+                .get("timings")
+                .or_else(|| resp.get("timings"))
+                .and_then(parse_timings)
+            {
+                out.push(StreamEvent::Timings(t));
             }
             let reason = if ty == "response.completed" {
                 "completed".to_owned()

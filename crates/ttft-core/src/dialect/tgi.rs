@@ -19,20 +19,27 @@ pub(super) fn decode_tgi(v: &Value) -> Vec<StreamEvent> {
         _ => out.push(StreamEvent::Empty),
     }
     if v.get("generated_text").is_some_and(|g| !g.is_null()) {
-        let details = v.get("details").unwrap_or(&Value::Null);
-        if let Some(n) = details.get("generated_tokens").and_then(Value::as_u64) {
-            out.push(StreamEvent::Usage {
-                usage: Usage {
-                    completion_tokens: Some(n),
-                    ..Usage::default()
-                },
-                with_output: false,
-            });
-        }
-        out.push(StreamEvent::Finish(
-            non_empty(details.get("finish_reason")).unwrap_or_else(|| "stop".to_owned()),
-        ));
+        out.extend(final_details(v.get("details").unwrap_or(&Value::Null)));
         out.push(StreamEvent::Done);
     }
+    out
+}
+
+/// TGI's `details` of a finished generation (last stream event, or a whole answer): the
+/// generated token count as final usage, and the finish reason.
+pub(super) fn final_details(details: &Value) -> Vec<StreamEvent> {
+    let mut out = Vec::new();
+    if let Some(n) = details.get("generated_tokens").and_then(Value::as_u64) {
+        out.push(StreamEvent::Usage {
+            usage: Usage {
+                completion_tokens: Some(n),
+                ..Usage::default()
+            },
+            with_output: false,
+        });
+    }
+    out.push(StreamEvent::Finish(
+        non_empty(details.get("finish_reason")).unwrap_or_else(|| "stop".to_owned()),
+    ));
     out
 }

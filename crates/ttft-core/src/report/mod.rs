@@ -39,11 +39,13 @@ pub struct ReplayPiece {
     pub text: String,
 }
 
-/// Builds the replay of a timeline.
+/// Builds the replay of a timeline (of its primary choice when it streamed several).
 pub fn replay_of(tl: &RequestTimeline) -> Vec<ReplayPiece> {
     use crate::dialect::StreamEvent as E;
+    let primary = tl.primary_choice();
     tl.events
         .iter()
+        .filter(|e| e.choice.unwrap_or(0) == primary)
         .filter_map(|e| {
             let (kind, text) = match &e.event {
                 E::Content(t) | E::Refusal(t) => ('a', t.clone()),
@@ -192,6 +194,10 @@ pub struct Aggregates {
     pub server_prefill: Option<Summary>,
     /// Server-reported decode time per token (llama.cpp `predicted_per_token_ms`), beside the client's ITL.
     pub server_per_token: Option<Summary>,
+    /// Measured requests the server answered in one piece instead of streaming (a 2xx JSON
+    /// body: the server or a proxy ignored `stream: true`); their TTFT is the whole answer's.
+    #[serde(default)]
+    pub not_streamed: usize,
 }
 
 fn summary(values: impl Iterator<Item = f64>) -> Option<Summary> {
@@ -376,6 +382,7 @@ impl Report {
                 .iter()
                 .filter(|m| m.token_source != crate::metrics::TokenSource::Estimate)
                 .count(),
+            not_streamed: reqs.iter().filter(|r| !r.metrics.streamed).count(),
         }
     }
 }

@@ -1,0 +1,587 @@
+//! Conformance, round 2 (issue #17): several choices (`n > 1`), 2xx answers that are not
+//! streams, final usage on the finish chunk, and llama.cpp `timings` on every dialect. The wire
+//! shapes follow the servers' documented behaviour (OpenAI API reference, vLLM's
+//! `serving_chat.py`, llama.cpp's `server-task.cpp`), not this repository's other fixtures.
+
+use ttft_core::dialect::{Dialect, StreamEvent};
+use ttft_core::metrics::{MetricsConfig, RequestMetrics, TokenSource, TtftKind};
+use ttft_core::report::{Aggregates, Report, RequestRecord};
+use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
+
+/// Feeds `reads` into a recorder sent at t=0 with headers at 1 ms; the body ends at the last
+/// read's time.
+fn record_as(reads: &[(f64, &str)], content_type: &str) -> RequestTimeline {
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(1.0, 200, Some(content_type));
+    for (at, bytes) in reads {
+        r.on_read(*at, bytes.as_bytes());
+    }
+    r.finish(reads.last().map_or(2.0, |r| r.0))
+}
+
+fn record(reads: &[(f64, &str)]) -> RequestTimeline {
+    record_as(reads, "text/event-stream")
+}
+
+fn metrics(tl: &RequestTimeline) -> RequestMetrics {
+    RequestMetrics::compute(tl, &MetricsConfig::default())
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+/// One OpenAI chat chunk of choice `index`.
+fn chunk(index: u32, delta: &str, finish: &str) -> String {
+    format!(
+        "data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"M\",\"choices\":[{{\"index\":{index},\"delta\":{delta},\"logprobs\":null,\"finish_reason\":{finish}}}]}}\n\n"
+    )
+}
+
+fn content(index: u32, text: &str) -> String {
+    chunk(index, &format!("{{\"content\":\"{text}\"}}"), "null")
+}
+
+/// Two choices of five tokens each, one token a chunk: choice 0 at 100, 120, …, 180, choice 1
+/// at 110, 130, …, 190. Arrivals alternate every 10 ms; each choice's own gap is 20 ms.
+fn interleaved(usage_tail: &str) -> Vec<(f64, String)> {
+    let roles = chunk(0, "{\"role\":\"assistant\",\"content\":\"\"}", "null")
+        + &chunk(1, "{\"role\":\"assistant\",\"content\":\"\"}", "null");
+    let mut reads = vec![(50.0, roles)];
+    let (a, b) = (["a", "b", "c", "d", "e"], ["v", "w", "x", "y", "z"]);
+    for i in 0..5 {
+        let t = 100.0 + 20.0 * i as f64;
+        let last = i == 4;
+        let c0 = if last {
+            chunk(0, "{\"content\":\"e\"}", "\"stop\"")
+        } else {
+            content(0, a[i])
+        };
+        reads.push((t, c0));
+        let c1 = if last {
+            chunk(1, "{\"content\":\"z\"}", "\"length\"") + usage_tail
+        } else {
+            content(1, b[i])
+        };
+        reads.push((t + 10.0, c1));
+    }
+    reads
+}
+
+fn as_reads(v: &[(f64, String)]) -> Vec<(f64, &str)> {
+    v.iter().map(|(t, s)| (*t, s.as_str())).collect()
+}
+
+#[test]
+fn n2_interleaved_choices_keep_their_text_gaps_and_one_request_usage() {
+    // OpenAI and vLLM with include_usage: ONE usage chunk for the entire request.
+    let usage = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":10,\"total_tokens\":17}}\n\ndata: [DONE]\n\n";
+    let reads = interleaved(usage);
+    let tl = record(&as_reads(&reads));
+    assert_eq!(tl.outcome, Outcome::Ok);
+    let m = metrics(&tl);
+    assert_eq!(m.ttft_ms, Some(100.0), "first content of any choice");
+    assert_eq!(m.ttft_kind, Some(TtftKind::Answer));
+    assert_eq!(m.choices.len(), 2);
+    let (c0, c1) = (&m.choices[0], &m.choices[1]);
+    assert_eq!((c0.index, c0.text.as_str()), (0, "abcde"));
+    assert_eq!((c1.index, c1.text.as_str()), (1, "vwxyz"));
+    assert_eq!(c0.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(c1.finish_reason.as_deref(), Some("length"));
+    assert_eq!(
+        (c0.first_token_ms, c1.first_token_ms),
+        (Some(100.0), Some(110.0))
+    );
+    assert_eq!(
+        (c0.output_tokens, c1.output_tokens),
+        (None, None),
+        "one usage for the whole request says nothing per choice"
+    );
+    assert_eq!(
+        m.text, "abcde",
+        "the top-level text is the primary choice's, not a merge"
+    );
+    assert_eq!(
+        m.output_tokens, 10,
+        "the request usage covers both choices: not doubled"
+    );
+    assert_eq!(m.token_source, TokenSource::FinalUsage);
+    assert_eq!(
+        m.itl_ms,
+        vec![20.0; 8],
+        "gaps per choice, not between alternating arrivals"
+    );
+    assert_eq!(m.output_arrivals, 10);
+    assert!(close(m.tokens_per_arrival, 1.0));
+    assert!(!m.coalesced);
+    // TPOT = Σ (end_c − first_c) / (T − k) = ((180 − 100) + (190 − 110)) / (10 − 2) = 20 ms.
+    assert!(close(m.tpot_ms.unwrap(), 20.0), "{:?}", m.tpot_ms);
+    // Aggregate decode rate = (T − k) / (E2E − TTFT) = 8 tokens / 90 ms.
+    assert!(close(m.decode_tokens_per_s.unwrap(), 8.0 / 90.0 * 1000.0));
+    assert!(m.streamed);
+    let replay: String = ttft_core::report::replay_of(&tl)
+        .into_iter()
+        .map(|p| p.text)
+        .collect();
+    assert_eq!(replay, "abcde", "the replay plays the primary choice");
+}
+
+#[test]
+fn n2_llamacpp_usage_chunk_per_choice_is_summed_and_attributed() {
+    // llama.cpp runs each choice as a task whose final result is [finish chunk, usage chunk
+    // with `choices: []` (+ timings)]: one usage chunk PER CHOICE.
+    let usage = |n: u32| {
+        format!(
+            "data: {{\"choices\":[],\"created\":1,\"id\":\"chatcmpl-L\",\"model\":\"M\",\"object\":\"chat.completion.chunk\",\"usage\":{{\"completion_tokens\":{n},\"prompt_tokens\":9,\"total_tokens\":{}}},\"timings\":{{\"prompt_n\":9,\"prompt_ms\":5.0,\"predicted_n\":{n},\"predicted_ms\":40.0,\"predicted_per_token_ms\":10.0}}}}\n\n",
+            n + 9
+        )
+    };
+    let role = |i| chunk(i, "{\"role\":\"assistant\",\"content\":null}", "null");
+    let fin = |i| chunk(i, "{}", "\"stop\"");
+    let reads = [
+        (20.0, role(0)),
+        (25.0, role(1)),
+        (30.0, content(0, "A")),
+        (40.0, content(1, "X")),
+        (50.0, content(0, "B")),
+        (60.0, content(1, "Y")),
+        (70.0, content(0, "C")),
+        (71.0, fin(0) + &usage(3)),
+        (80.0, fin(1) + &usage(2) + "data: [DONE]\n\n"),
+    ];
+    let tl = record(&as_reads(&reads));
+    let m = metrics(&tl);
+    assert_eq!(m.output_tokens, 5, "3 + 2, not the last choice's 2");
+    assert_eq!(m.token_source, TokenSource::FinalUsage);
+    assert_eq!(m.choices[0].output_tokens, Some(3));
+    assert_eq!(m.choices[1].output_tokens, Some(2));
+    assert_eq!(m.choices[0].text, "ABC");
+    assert_eq!(m.choices[1].text, "XY");
+    assert_eq!(m.itl_ms, vec![20.0, 20.0, 20.0]);
+    // ((71 − 30) + (80 − 40)) / (5 − 2)
+    assert!(close(m.tpot_ms.unwrap(), 81.0 / 3.0));
+    // /v1/completions: each choice's usage rides on its own finish chunk.
+    let cmpl = |i: u32, text: &str, fin: &str, usage: &str| {
+        format!(
+            "data: {{\"choices\":[{{\"text\":\"{text}\",\"index\":{i},\"logprobs\":null,\"finish_reason\":{fin}}}],\"object\":\"text_completion\"{usage}}}\n\n"
+        )
+    };
+    let u = |n: u32| {
+        format!(
+            ",\"usage\":{{\"completion_tokens\":{n},\"prompt_tokens\":3,\"total_tokens\":{}}}",
+            n + 3
+        )
+    };
+    let reads = [
+        (10.0, cmpl(0, "A", "null", "")),
+        (15.0, cmpl(1, "X", "null", "")),
+        (30.0, cmpl(0, "B", "null", "")),
+        (31.0, cmpl(0, "", "\"length\"", &u(2))),
+        (35.0, cmpl(1, "", "\"stop\"", &u(1)) + "data: [DONE]\n\n"),
+    ];
+    let m = metrics(&record(&as_reads(&reads)));
+    assert_eq!(
+        (m.output_tokens, m.token_source),
+        (3, TokenSource::FinalUsage)
+    );
+    assert_eq!(m.choices[0].output_tokens, Some(2));
+    assert_eq!(m.choices[1].output_tokens, Some(1));
+}
+
+#[test]
+fn n2_vllm_continuous_usage_is_per_choice_and_the_final_usage_is_the_sum() {
+    // vLLM: continuous usage counts choice i's own tokens; the final chunk sums over choices.
+    let with_usage = |i: u32, delta: &str, finish: &str, n: u64| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":{i},\"delta\":{delta},\"finish_reason\":{finish}}}],\"usage\":{{\"prompt_tokens\":4,\"completion_tokens\":{n},\"total_tokens\":{}}}}}\n\n",
+            n + 4
+        )
+    };
+    let reads = [
+        (10.0, with_usage(0, "{\"content\":\"a\"}", "null", 1)),
+        (20.0, with_usage(1, "{\"content\":\"x\"}", "null", 1)),
+        (30.0, with_usage(0, "{\"content\":\"bcd\"}", "null", 4)),
+        (40.0, with_usage(1, "{\"content\":\"y\"}", "null", 2)),
+        (
+            41.0,
+            with_usage(0, "{\"content\":\"\"}", "\"stop\"", 4)
+                + &with_usage(1, "{\"content\":\"\"}", "\"stop\"", 2)
+                + "data: {\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":6,\"total_tokens\":10}}\n\ndata: [DONE]\n\n",
+        ),
+    ];
+    let m = metrics(&record(&as_reads(&reads)));
+    assert_eq!(m.output_tokens, 6);
+    assert_eq!(m.token_source, TokenSource::FinalUsage);
+    assert_eq!(m.choices[0].output_tokens, Some(4));
+    assert_eq!(m.choices[1].output_tokens, Some(2));
+    assert_eq!(m.itl_ms, vec![20.0, 20.0]);
+    assert_eq!(
+        m.gap_tokens,
+        vec![Some(3), Some(1)],
+        "each choice's own count"
+    );
+    assert!(m.coalesced);
+}
+
+#[test]
+fn single_choice_reports_do_not_grow_and_old_reports_still_read() {
+    let tl = record(&[
+        (10.0, &content(0, "Hi")),
+        (20.0, &chunk(0, "{\"content\":\"!\"}", "\"stop\"")),
+        (21.0, "data: [DONE]\n\n"),
+    ]);
+    let m = metrics(&tl);
+    assert!(m.choices.is_empty());
+    assert!(m.streamed);
+    let v = serde_json::to_value(&m).unwrap();
+    assert!(
+        v.get("choices").is_none() && v.get("streamed").is_none(),
+        "{v}"
+    );
+    let back: RequestMetrics = serde_json::from_value(v).unwrap();
+    assert_eq!(back, m);
+    let tv = serde_json::to_value(&tl).unwrap();
+    assert!(tv.get("streamed").is_none());
+    let tback: RequestTimeline = serde_json::from_value(tv).unwrap();
+    assert_eq!(tback, tl);
+}
+
+const PRETTY_CHAT_COMPLETION: &str = r#"{
+  "id": "chatcmpl-9",
+  "object": "chat.completion",
+  "created": 1750000000,
+  "model": "M",
+  "choices": [
+    {
+      "index": 0,
+      "message": {
+        "role": "assistant",
+        "content": "Hello there",
+        "refusal": null
+      },
+      "logprobs": null,
+      "finish_reason": "stop"
+    }
+  ],
+  "usage": {
+    "prompt_tokens": 5,
+    "completion_tokens": 2,
+    "total_tokens": 7
+  }
+}
+"#;
+
+#[test]
+fn a_chat_completion_answer_instead_of_a_stream_is_one_arrival_labelled_not_streamed() {
+    let (a, b) = PRETTY_CHAT_COMPLETION.split_at(120);
+    let tl = record_as(&[(300.0, a), (310.0, b)], "application/json");
+    assert_eq!(
+        tl.outcome,
+        Outcome::Ok,
+        "a complete answer, not a broken stream"
+    );
+    assert!(!tl.streamed);
+    assert_eq!(tl.dialect, Some(Dialect::OpenAiChat));
+    let m = metrics(&tl);
+    assert!(!m.streamed);
+    assert_eq!(m.text, "Hello there");
+    assert_eq!(
+        m.ttft_ms,
+        Some(310.0),
+        "the whole text at the time the body completed"
+    );
+    assert_eq!(m.first_answer_ms, Some(310.0));
+    assert_eq!(m.output_arrivals, 1);
+    assert!(m.itl_ms.is_empty());
+    assert_eq!(m.output_tokens, 2);
+    assert_eq!(m.token_source, TokenSource::FinalUsage);
+    assert_eq!((m.tpot_ms, m.decode_tokens_per_s), (None, None));
+    assert!(!m.coalesced, "not streamed, which is a different finding");
+    let v = serde_json::to_value(&m).unwrap();
+    assert_eq!(v["streamed"], serde_json::json!(false));
+}
+
+#[test]
+fn other_non_streamed_shapes_are_read_too() {
+    let one = |body: &str, ct: &str| {
+        let tl = record_as(&[(40.0, body)], ct);
+        assert_eq!(tl.outcome, Outcome::Ok, "{body}");
+        assert!(!tl.streamed, "{body}");
+        (metrics(&tl), tl)
+    };
+    // Completions (llama.cpp adds timings), compact, no trailing newline.
+    let (m, tl) = one(
+        "{\"choices\":[{\"text\":\"Once upon\",\"index\":0,\"logprobs\":null,\"finish_reason\":\"length\"}],\"created\":1,\"model\":\"M\",\"object\":\"text_completion\",\"usage\":{\"completion_tokens\":2,\"prompt_tokens\":3,\"total_tokens\":5},\"id\":\"cmpl-1\",\"timings\":{\"prompt_n\":3,\"prompt_ms\":4.0,\"predicted_n\":2,\"predicted_ms\":20.0,\"predicted_per_token_ms\":10.0}}",
+        "application/json; charset=utf-8",
+    );
+    assert_eq!(tl.dialect, Some(Dialect::OpenAiCompletions));
+    assert_eq!((m.text.as_str(), m.output_tokens), ("Once upon", 2));
+    assert_eq!(m.server_timings.unwrap().prompt_ms, Some(4.0));
+    // Anthropic Messages.
+    let (m, tl) = one(
+        "{\n  \"id\": \"msg_1\",\n  \"type\": \"message\",\n  \"role\": \"assistant\",\n  \"content\": [\n    {\"type\": \"thinking\", \"thinking\": \"Plan\", \"signature\": \"s\"},\n    {\"type\": \"text\", \"text\": \"Hi\"},\n    {\"type\": \"tool_use\", \"id\": \"toolu_1\", \"name\": \"get_weather\", \"input\": {\"city\": \"Oslo\"}}\n  ],\n  \"model\": \"claude\",\n  \"stop_reason\": \"tool_use\",\n  \"usage\": {\"input_tokens\": 12, \"output_tokens\": 30}\n}\n",
+        "application/json",
+    );
+    assert_eq!(tl.dialect, Some(Dialect::Anthropic));
+    assert_eq!(m.ttft_kind, Some(TtftKind::Reasoning));
+    assert_eq!((m.text.as_str(), m.reasoning_text.as_str()), ("Hi", "Plan"));
+    assert_eq!((m.output_tokens, m.prompt_tokens), (30, Some(12)));
+    assert_eq!(m.tool_calls[0].name.as_deref(), Some("get_weather"));
+    assert_eq!(m.tool_calls[0].valid_at_ms, Some(40.0));
+    // OpenAI Responses.
+    let (m, tl) = one(
+        "{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"error\":null,\"output\":[{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[{\"type\":\"summary_text\",\"text\":\"Think\"}]},{\"type\":\"message\",\"id\":\"msg_1\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Answer\",\"annotations\":[]}]}],\"usage\":{\"input_tokens\":3,\"output_tokens\":9,\"output_tokens_details\":{\"reasoning_tokens\":4}}}",
+        "application/json",
+    );
+    assert_eq!(tl.dialect, Some(Dialect::OpenAiResponses));
+    assert_eq!(
+        (m.text.as_str(), m.reasoning_text.as_str()),
+        ("Answer", "Think")
+    );
+    assert_eq!((m.output_tokens, m.reasoning_tokens), (9, Some(4)));
+    // Ollama native with stream:false.
+    let (m, tl) = one(
+        "{\"model\":\"llama3.2\",\"created_at\":\"t\",\"message\":{\"role\":\"assistant\",\"content\":\"The sky is blue.\"},\"done\":true,\"done_reason\":\"stop\",\"prompt_eval_count\":26,\"eval_count\":5,\"eval_duration\":50000000}",
+        "application/json; charset=utf-8",
+    );
+    assert_eq!(tl.dialect, Some(Dialect::OllamaNative));
+    assert_eq!((m.text.as_str(), m.output_tokens), ("The sky is blue.", 5));
+    // TGI native /generate.
+    let (m, _) = one(
+        "{\"generated_text\":\"Deep learning\",\"details\":{\"finish_reason\":\"length\",\"generated_tokens\":2}}",
+        "application/json",
+    );
+    assert_eq!((m.text.as_str(), m.output_tokens), ("Deep learning", 2));
+}
+
+#[test]
+fn streams_stay_streamed_and_a_json_error_body_keeps_the_servers_message() {
+    // An NDJSON stream is several documents, not one.
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(1.0, 200, Some("application/x-ndjson"));
+    r.on_read(
+        10.0,
+        b"{\"message\":{\"role\":\"assistant\",\"content\":\"The\"},\"done\":false}\n",
+    );
+    r.on_read(
+        20.0,
+        b"{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"eval_count\":1}\n",
+    );
+    let tl = r.finish(21.0);
+    assert!(tl.streamed);
+    assert_eq!(metrics(&tl).ttft_ms, Some(10.0));
+    // A 200 whose body is a pretty-printed error object.
+    let tl = record_as(
+        &[(
+            30.0,
+            "{\n  \"error\": {\n    \"message\": \"quota exceeded\",\n    \"type\": \"insufficient_quota\"\n  }\n}\n",
+        )],
+        "application/json",
+    );
+    match &tl.outcome {
+        Outcome::StreamError { message } => {
+            assert!(message.contains("quota exceeded"), "{message}");
+            assert!(message.contains("insufficient_quota"), "{message}");
+        }
+        o => panic!("{o:?}"),
+    }
+    assert!(tl.streamed, "an error is not an answer in one piece");
+}
+
+#[test]
+fn aggregates_count_requests_that_were_not_streamed() {
+    let cfg = MetricsConfig::default();
+    let (a, b) = PRETTY_CHAT_COMPLETION.split_at(200);
+    let whole = record_as(&[(300.0, a), (310.0, b)], "application/json");
+    let streamed = record(&[
+        (10.0, &content(0, "Hi")),
+        (20.0, &chunk(0, "{}", "\"stop\"")),
+        (21.0, "data: [DONE]\n\n"),
+    ]);
+    let report = Report {
+        version: ttft_core::report::REPORT_VERSION,
+        title: "t".into(),
+        created_unix_ms: 0.0,
+        clock_resolution_ms: None,
+        endpoint: Default::default(),
+        scenario: "chat".into(),
+        settings: serde_json::Value::Null,
+        thresholds: Default::default(),
+        requests: vec![
+            RequestRecord::from_timeline(0, "g".into(), None, &whole, &cfg),
+            RequestRecord::from_timeline(1, "g".into(), None, &streamed, &cfg),
+        ],
+    };
+    let agg = report.aggregates();
+    assert_eq!(agg.not_streamed, 1);
+    let mut v = serde_json::to_value(&agg).unwrap();
+    v.as_object_mut().unwrap().remove("not_streamed");
+    let old: Aggregates = serde_json::from_value(v).unwrap();
+    assert_eq!(
+        old.not_streamed, 0,
+        "aggregates saved before the field still read"
+    );
+}
+
+#[test]
+fn llamacpp_completions_usage_on_the_finish_chunk_is_final_usage() {
+    // llama.cpp /v1/completions: the only usage rides on the chunk with the finish reason
+    // (with or without include_usage), with the timings.
+    let tl = record(&[
+        (
+            10.0,
+            "data: {\"choices\":[{\"text\":\"Once\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}],\"created\":1,\"model\":\"M\",\"system_fingerprint\":\"b6000\",\"object\":\"text_completion\",\"id\":\"cmpl-1\"}\n\n",
+        ),
+        (
+            20.0,
+            "data: {\"choices\":[{\"text\":\" upon\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}],\"created\":1,\"model\":\"M\",\"object\":\"text_completion\",\"id\":\"cmpl-1\"}\n\n",
+        ),
+        (
+            21.0,
+            "data: {\"choices\":[{\"text\":\"\",\"index\":0,\"logprobs\":null,\"finish_reason\":\"length\"}],\"created\":1,\"model\":\"M\",\"object\":\"text_completion\",\"usage\":{\"completion_tokens\":2,\"prompt_tokens\":3,\"total_tokens\":5},\"id\":\"cmpl-1\",\"timings\":{\"cache_n\":0,\"prompt_n\":3,\"prompt_ms\":4.2,\"predicted_n\":2,\"predicted_ms\":11.0,\"predicted_per_token_ms\":5.5}}\n\ndata: [DONE]\n\n",
+        ),
+    ]);
+    assert_eq!(tl.dialect, Some(Dialect::OpenAiCompletions));
+    let m = metrics(&tl);
+    assert_eq!(m.output_tokens, 2);
+    assert_eq!(m.token_source, TokenSource::FinalUsage);
+    assert_eq!(m.server_timings.unwrap().predicted_per_token_ms, Some(5.5));
+    // Continuous usage that also rides on the finish chunk still gives that arrival's tokens,
+    // and the count on the finish chunk is the final one.
+    let c = |text: &str, fin: &str, n: u64| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":{fin}}}],\"usage\":{{\"prompt_tokens\":4,\"completion_tokens\":{n},\"total_tokens\":{}}}}}\n\n",
+            n + 4
+        )
+    };
+    let tl = record(&[
+        (10.0, &c("a", "null", 1)),
+        (40.0, &c("bcd", "null", 4)),
+        (50.0, &(c("e", "\"stop\"", 5) + "data: [DONE]\n\n")),
+    ]);
+    let m = metrics(&tl);
+    assert_eq!(m.token_source, TokenSource::FinalUsage);
+    assert_eq!(m.output_tokens, 5);
+    assert_eq!(m.gap_tokens, vec![Some(3), Some(1)]);
+}
+
+#[test]
+fn llamacpp_timings_are_read_on_responses_anthropic_and_completions() {
+    let timings = "{\"cache_n\":0,\"prompt_n\":9,\"prompt_ms\":10.5,\"prompt_per_token_ms\":1.17,\"prompt_per_second\":857.1,\"predicted_n\":12,\"predicted_ms\":130.2,\"predicted_per_token_ms\":10.85,\"predicted_per_second\":92.2}";
+    let has_timings = |tl: &RequestTimeline| {
+        tl.events
+            .iter()
+            .any(|e| matches!(e.event, StreamEvent::Timings(_)))
+    };
+    // Responses API: on the terminal event, top level of its data.
+    let ev = |ty: &str, body: &str| format!("event: {ty}\ndata: {{\"type\":\"{ty}\"{body}}}\n\n");
+    let tl = record(&[
+        (
+            5.0,
+            &ev(
+                "response.created",
+                ",\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\"}",
+            ),
+        ),
+        (
+            12.0,
+            &ev(
+                "response.output_text.delta",
+                ",\"item_id\":\"msg_1\",\"delta\":\"Hi\"",
+            ),
+        ),
+        (
+            15.0,
+            &ev(
+                "response.completed",
+                &format!(
+                    ",\"response\":{{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"output\":[],\"usage\":{{\"input_tokens\":9,\"output_tokens\":12,\"total_tokens\":21}}}},\"timings\":{timings}"
+                ),
+            ),
+        ),
+    ]);
+    assert_eq!(tl.dialect, Some(Dialect::OpenAiResponses));
+    assert!(has_timings(&tl));
+    let m = metrics(&tl);
+    assert_eq!(
+        m.server_timings.unwrap().predicted_per_token_ms,
+        Some(10.85)
+    );
+    assert_eq!(m.server_timings.unwrap().prompt_ms, Some(10.5));
+    // … or inside the response object.
+    let tl = record(&[
+        (12.0, &ev("response.output_text.delta", ",\"delta\":\"Hi\"")),
+        (
+            15.0,
+            &ev(
+                "response.completed",
+                &format!(
+                    ",\"response\":{{\"status\":\"completed\",\"usage\":{{\"input_tokens\":9,\"output_tokens\":12}},\"timings\":{timings}}}"
+                ),
+            ),
+        ),
+    ]);
+    assert_eq!(metrics(&tl).server_timings.unwrap().predicted_n, Some(12));
+    // timings_per_token and return_progress on Responses deltas.
+    let tl = record(&[
+        (
+            8.0,
+            &ev(
+                "response.in_progress",
+                ",\"prompt_progress\":{\"total\":9,\"cache\":0,\"processed\":9,\"time_ms\":10.5}",
+            ),
+        ),
+        (
+            12.0,
+            &ev(
+                "response.output_text.delta",
+                &format!(",\"delta\":\"Hi\",\"timings\":{timings}"),
+            ),
+        ),
+        (
+            15.0,
+            &ev(
+                "response.completed",
+                ",\"response\":{\"status\":\"completed\"}",
+            ),
+        ),
+    ]);
+    assert!(tl.events.iter().any(|e| matches!(
+        e.event,
+        StreamEvent::Progress {
+            total: 9,
+            processed: 9
+        }
+    )));
+    assert!(has_timings(&tl));
+    // Anthropic Messages.
+    let tl = record(&[
+        (
+            10.0,
+            &ev(
+                "content_block_delta",
+                ",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}",
+            ),
+        ),
+        (
+            20.0,
+            &ev(
+                "message_delta",
+                &format!(
+                    ",\"delta\":{{\"stop_reason\":\"end_turn\",\"stop_sequence\":null}},\"usage\":{{\"output_tokens\":12}},\"timings\":{timings}"
+                ),
+            ),
+        ),
+        (21.0, &ev("message_stop", "")),
+    ]);
+    assert_eq!(tl.dialect, Some(Dialect::Anthropic));
+    assert!(has_timings(&tl));
+    // Completions partial chunks with timings_per_token.
+    let tl = record(&[(
+        10.0,
+        &format!(
+            "data: {{\"choices\":[{{\"text\":\"Hi\",\"index\":0,\"finish_reason\":null}}],\"object\":\"text_completion\",\"timings\":{timings}}}\n\ndata: [DONE]\n\n"
+        ),
+    )]);
+    assert!(has_timings(&tl));
+}
