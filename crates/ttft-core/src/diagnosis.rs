@@ -100,6 +100,16 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
                 format!("P95 ITL {:.1} ms (> {:.0}); P95 TTFT {:.0} ms", i.p95, th.itl_ms, t.p95),
                 "Quantize weights or the KV cache (FP8/INT8/INT4), lower the batch size, or use a GPU with more bandwidth.",
             ));
+        } else if ttft_bad {
+            // TTFT over its threshold while ITL is unsteady (but under its own): the wait is
+            // real, its cause is not one the numbers single out.
+            out.push(finding(
+                "slow_first_token",
+                Severity::Problem,
+                "The first token is slow",
+                format!("P95 TTFT {:.0} ms (> {:.0}); ITL is unsteady: P50 {:.1} ms, P95 {:.1} ms (×{:.1})", t.p95, th.p95_ttft_ms, i.p50, i.p95, itl_spread),
+                "Compare a run at lower concurrency (queueing) and a shorter prompt (prefill); look at the stalls in the request table.",
+            ));
         }
     }
     let reasoning_first = ok
@@ -139,20 +149,31 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
     // carry several tokens, and per-chunk gaps measurably longer than per-token gaps.
     let several: Vec<f64> = ok
         .iter()
+        .filter(|r| r.metrics.streamed)
         .filter_map(|r| tokens_per_chunk(r))
         .filter(|t| *t >= COALESCE_MIN_TOKENS_PER_CHUNK)
         .collect();
-    if let (Some(chunk), Some(tok)) = (agg.chunk_gaps, agg.itl)
+    // The per-token time: the per-token ITL where chunks carried their token counts, else TPOT
+    // from the final usage (without counts the per-token ITL equals the chunk gap).
+    let counts_known = ok
+        .iter()
+        .any(|r| r.metrics.gap_tokens.iter().any(Option::is_some));
+    let per_token = if counts_known {
+        agg.itl.map(|i| i.p50)
+    } else {
+        agg.tpot.or(agg.itl).map(|t| t.p50)
+    };
+    if let (Some(chunk), Some(tok_p50)) = (agg.chunk_gaps, per_token)
         && !several.is_empty()
-        && chunk.p50 >= tok.p50 * COALESCE_MIN_GAP_RATIO
-        && chunk.p50 - tok.p50 >= COALESCE_MIN_GAP_DIFF_MS
+        && chunk.p50 >= tok_p50 * COALESCE_MIN_GAP_RATIO
+        && chunk.p50 - tok_p50 >= COALESCE_MIN_GAP_DIFF_MS
     {
         let most = several.iter().copied().fold(0.0, f64::max);
         out.push(finding(
             "coalescing",
             Severity::Warning,
             "Chunks carry several tokens: per-chunk gaps overstate ITL",
-            format!("{} of {} successful requests carry {COALESCE_MIN_TOKENS_PER_CHUNK:.1} or more tokens per chunk (up to {most:.1}); P50 chunk gap {:.1} ms vs P50 per-token ITL {:.1} ms", several.len(), ok.len(), chunk.p50, tok.p50),
+            format!("{} of {} successful requests carry {COALESCE_MIN_TOKENS_PER_CHUNK:.1} or more tokens per chunk (up to {most:.1}); P50 chunk gap {:.1} ms vs P50 per-token time {:.1} ms", several.len(), ok.len(), chunk.p50, tok_p50),
             "Check the server's stream interval (vLLM/SGLang --stream-interval, TRT-LLM stream_interval) or speculative decoding; enable continuous_usage_stats for exact token counts.",
         ));
     }

@@ -57,6 +57,10 @@ use crate::dialect::{ServerTimings, StreamEvent};
 use crate::openers::{OpenerScan, Openers};
 use crate::timeline::RequestTimeline;
 
+/// Most tokens one arrival is taken to carry: a larger difference between two usage counts is
+/// a bad count from the server (its gap is then kept whole, not split per token).
+pub const MAX_TOKENS_PER_ARRIVAL: u32 = 4096;
+
 /// Which output made the first token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -450,7 +454,9 @@ impl RequestMetrics {
         } else if let [(n, _)] = request_usage[..] {
             (n, TokenSource::FinalUsage) // one usage for the whole request (OpenAI, vLLM)
         } else if !request_usage.is_empty() {
-            let sum = request_usage.iter().map(|&(n, _)| n).sum();
+            let sum = request_usage
+                .iter()
+                .fold(0u64, |acc, &(n, _)| acc.saturating_add(n));
             (sum, TokenSource::FinalUsage) // one per choice (llama.cpp)
         } else if per
             .values()
@@ -465,7 +471,10 @@ impl RequestMetrics {
             } else {
                 TokenSource::FinalUsage
             };
-            (counts.iter().map(|c| c.0).sum(), source)
+            (
+                counts.iter().fold(0u64, |acc, c| acc.saturating_add(c.0)),
+                source,
+            )
         } else {
             (u64::from(output_events), TokenSource::Estimate)
         };
@@ -479,7 +488,10 @@ impl RequestMetrics {
                 let gap = w[1].0 - w[0].0;
                 itl_ms.push(gap);
                 let toks = match (acc.tokens_at(w[0].1), acc.tokens_at(w[1].1)) {
-                    (Some(a), Some(b)) if b >= a => Some((b - a) as u32),
+                    // More than a chunk can carry is a server's bad count, not tokens.
+                    (Some(a), Some(b)) if b >= a => u32::try_from(b - a)
+                        .ok()
+                        .filter(|n| *n <= MAX_TOKENS_PER_ARRIVAL),
                     _ => None,
                 };
                 gap_tokens.push(toks);
@@ -606,7 +618,7 @@ impl RequestMetrics {
         let mut out = Vec::with_capacity(self.itl_ms.len());
         for (gap, toks) in self.itl_ms.iter().zip(&self.gap_tokens) {
             match toks {
-                Some(n) if *n > 1 => {
+                Some(n) if *n > 1 && *n <= MAX_TOKENS_PER_ARRIVAL => {
                     out.extend(std::iter::repeat_n(gap / f64::from(*n), *n as usize))
                 }
                 _ => out.push(*gap),

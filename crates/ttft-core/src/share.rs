@@ -85,6 +85,10 @@ pub fn compact_for_share(report: &Report, sample: usize) -> Report {
             req.replay.clear();
             req.metrics.text.clear();
             req.metrics.reasoning_text.clear();
+            for c in &mut req.metrics.choices {
+                c.text.clear();
+                c.reasoning_text.clear();
+            }
             for c in &mut req.metrics.tool_calls {
                 c.arguments.clear();
             }

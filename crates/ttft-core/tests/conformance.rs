@@ -585,3 +585,42 @@ fn llamacpp_timings_are_read_on_responses_anthropic_and_completions() {
     )]);
     assert!(has_timings(&tl));
 }
+
+/// Hostile usage counts: sums saturate instead of overflowing, and a count jump no chunk can
+/// carry keeps its gap whole instead of splitting it into billions of per-token samples.
+#[test]
+fn hostile_usage_counts_neither_overflow_nor_explode() {
+    let chunk = |choice: u32, text: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":{choice},\"delta\":{{\"content\":\"{text}\"}}}}]}}\n\n"
+        )
+    };
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(1.0, 200, Some("text/event-stream"));
+    r.on_read(10.0, chunk(0, "a").as_bytes());
+    r.on_read(20.0, chunk(1, "b").as_bytes());
+    let huge = format!(
+        "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{{\"prompt_tokens\":1,\"completion_tokens\":{},\"total_tokens\":1}}}}\n\n",
+        u64::MAX
+    );
+    r.on_read(30.0, huge.as_bytes());
+    r.on_read(40.0, huge.as_bytes());
+    r.on_read(41.0, b"data: [DONE]\n\n");
+    let m = RequestMetrics::compute(&r.finish(42.0), &MetricsConfig::default());
+    assert_eq!(m.output_tokens, u64::MAX, "saturated, not wrapped");
+
+    let continuous = |text: &str, n: u64| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}}}],\"usage\":{{\"prompt_tokens\":1,\"completion_tokens\":{n},\"total_tokens\":{n}}}}}\n\n"
+        )
+    };
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(1.0, 200, Some("text/event-stream"));
+    r.on_read(10.0, continuous("a", 1).as_bytes());
+    r.on_read(20.0, continuous("b", 2).as_bytes());
+    r.on_read(30.0, continuous("c", 4_000_000_000).as_bytes());
+    r.on_read(31.0, b"data: [DONE]\n\n");
+    let m = RequestMetrics::compute(&r.finish(32.0), &MetricsConfig::default());
+    assert_eq!(m.gap_tokens, [Some(1), None]);
+    assert_eq!(m.per_token_itl(), [10.0, 10.0]);
+}

@@ -229,6 +229,15 @@ fn queueing_needs_a_stable_itl_even_when_ttft_is_high() {
     quiet(&r, "queueing");
     quiet(&r, "prompt_or_batch");
     quiet(&r, "bandwidth");
+    // The slow first token is still reported, without a cause the numbers do not support.
+    let f = fires(&r, "slow_first_token");
+    assert!(
+        f.evidence.contains("P95 TTFT 2100") && f.evidence.contains("×3.0"),
+        "{}",
+        f.evidence
+    );
+    quiet(&chat(many(|| ok(300.0, &gaps))), "slow_first_token");
+    quiet(&chat(many(|| ok(2100.0, &[20.0; 9]))), "slow_first_token");
 }
 
 #[test]
@@ -296,13 +305,21 @@ fn coalescing_needs_several_tokens_per_chunk_and_a_longer_chunk_gap() {
     let r = chat(many(|| multi_token(300.0, 30.0, &alternating, true)));
     let f = fires(&r, "coalescing");
     assert!(
-        f.evidence.contains("4 of 4 ") && f.evidence.contains("30.0 ms vs P50 per-token ITL 15.0"),
+        f.evidence.contains("4 of 4 ") && f.evidence.contains("30.0 ms vs P50 per-token time 15.0"),
         "{}",
         f.evidence
     );
-    // The same chunks without per-chunk counts: per-token ITL cannot differ from the chunk gap,
-    // so nothing shows that gaps overstate ITL.
+    // The same chunks with only the final usage (a stream interval with `include_usage`):
+    // per-token ITL equals the chunk gap, but TPOT from the final count shows the overstatement.
     let r = chat(many(|| multi_token(300.0, 30.0, &alternating, false)));
+    let f = fires(&r, "coalescing");
+    assert!(
+        f.evidence.contains("P50 chunk gap 30.0 ms"),
+        "{}",
+        f.evidence
+    );
+    // One token per chunk with only the final usage: chunk gap and TPOT agree.
+    let r = chat(many(|| multi_token(300.0, 30.0, &[1; 10], false)));
     quiet(&r, "coalescing");
     // 1.2 tokens per chunk is not "several".
     let r = chat(many(|| {
@@ -470,10 +487,21 @@ fn a_sim_flaky_run_is_not_called_coalescing() {
         ok(100.0, &stall_gaps),
         answer(100.0, &[18.0; 4]).errored(),
         answer(100.0, &[18.0; 4]).dropped(),
+        // A failed request whose chunks carried several tokens each: it must not count.
+        {
+            let mut req = Req::default();
+            for (i, total) in [3u64, 6, 9, 12].into_iter().enumerate() {
+                req = req.at(
+                    100.0 + 54.0 * i as f64,
+                    content_with_usage(&format!("w{i} "), total),
+                );
+            }
+            req.errored()
+        },
     ];
     let r = chat(reqs);
     let agg = r.aggregates();
-    assert_eq!(agg.errors.values().sum::<usize>(), 2);
+    assert_eq!(agg.errors.values().sum::<usize>(), 3);
     // Per-token gaps equal per-chunk gaps: nothing shows chunks carrying several tokens.
     assert_eq!(agg.chunk_gaps.unwrap().p50, agg.itl.unwrap().p50);
     quiet(&r, "coalescing");
