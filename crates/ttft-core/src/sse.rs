@@ -77,7 +77,9 @@ impl SseParser {
 
     /// Starts from the last event ID of an earlier connection (what a client sends back as
     /// `Last-Event-ID` when it reconnects): it is the last event ID string and the last event ID
-    /// buffer until the stream sets another one.
+    /// buffer until the stream sets another one. This is how `EventSource` behaves across a
+    /// reconnection (the id survives a block without `id:`), which the spec's per-stream wording
+    /// leaves open; chosen on purpose.
     pub fn with_last_event_id(mut self, id: impl Into<String>) -> Self {
         self.last_id = id.into();
         self.last_event_id.clone_from(&self.last_id);
