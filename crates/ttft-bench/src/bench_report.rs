@@ -245,7 +245,7 @@ fn why(r: &Value) -> String {
         .as_f64()
         .is_some_and(|b| b > 400_000.0)
     {
-        s.push_str("- **Bundle.** Over budget; the charts crate (charming's option types) is the largest recent addition.\n");
+        s.push_str("- **Bundle.** Over budget: everything the app does is in one wasm module loaded before the studio is usable (the views, the store, the measurement core with every dialect and rule, the chart options). Loading the chart options and ECharts only when a report is shown would take them out of the first load.\n");
     }
     s
 }
