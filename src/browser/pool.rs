@@ -55,7 +55,8 @@ struct Shared {
     last_flush: Cell<f64>,
     done: Cell<usize>,
     next_index: Cell<u32>,
-    conversation: RefCell<Conversation>,
+    /// Multi-turn runs only: other runs never read it, so they do not copy every prompt into it.
+    conversation: Option<RefCell<Conversation>>,
 }
 
 impl Shared {
@@ -74,7 +75,9 @@ impl Shared {
 
     /// Sends one job and records it.
     async fn run_job(&self, mut job: Job, label: &str) {
-        self.conversation.borrow().prepare(&mut job);
+        if let Some(c) = &self.conversation {
+            c.borrow().prepare(&mut job);
+        }
         let spec = (self.plan.build)(&job);
         let index = self.next_index.get();
         self.next_index.set(index + 1);
@@ -102,7 +105,9 @@ impl Shared {
                 &p.metrics,
             )
         };
-        self.conversation.borrow_mut().record(&job, &record.metrics);
+        if let Some(c) = &self.conversation {
+            c.borrow_mut().record(&job, &record.metrics);
+        }
         self.pending.borrow_mut().push(record);
         self.done.set(self.done.get() + 1);
         let t = now();
@@ -131,7 +136,10 @@ pub async fn run_phases(
         last_flush: Cell::new(0.0),
         done: Cell::new(0),
         next_index: Cell::new(0),
-        conversation: RefCell::default(),
+        conversation: phases
+            .iter()
+            .any(|p| p.jobs.iter().any(|j| j.chained))
+            .then(RefCell::default),
     });
     for phase in phases {
         if shared.handle.is_cancelled() {

@@ -93,37 +93,14 @@ pub(crate) fn test() -> Result<()> {
         c.args(["build", "--release"]);
         c
     }) {
-        tally.step("end-to-end (headless Chromium)", {
-            let mut c = cmd("cargo");
-            c.args([
-                "test",
-                "-p",
-                "ttft-e2e",
-                "--test",
-                "studio",
-                "--",
-                "--ignored",
-                "--test-threads=1",
-            ]);
-            c
-        });
+        tally.step("end-to-end (headless Chromium)", e2e_suite("studio"));
         match ensure_llama() {
             Ok((server, model)) => {
                 tally.step("end-to-end against llama.cpp (real model)", {
-                    let mut c = cmd("cargo");
-                    c.args([
-                        "test",
-                        "-p",
-                        "ttft-e2e",
-                        "--test",
-                        "llama",
-                        "--",
-                        "--ignored",
-                        "--test-threads=1",
-                        "--nocapture",
-                    ])
-                    .env("LLAMA_SERVER", server)
-                    .env("LLAMA_MODEL", model);
+                    let mut c = e2e_suite("llama");
+                    c.arg("--nocapture")
+                        .env("LLAMA_SERVER", server)
+                        .env("LLAMA_MODEL", model);
                     c
                 });
             }
@@ -189,4 +166,21 @@ impl Tally {
             }
         }
     }
+}
+
+/// `cargo test` of one end-to-end suite of `ttft-e2e` (its tests are `#[ignore]`d so plain
+/// `cargo test` skips them), one test at a time: they share the browser and the ports.
+fn e2e_suite(suite: &str) -> Command {
+    let mut c = cmd("cargo");
+    c.args([
+        "test",
+        "-p",
+        "ttft-e2e",
+        "--test",
+        suite,
+        "--",
+        "--ignored",
+        "--test-threads=1",
+    ]);
+    c
 }
