@@ -7,6 +7,7 @@
 //! synthetic reports for render and share-link sizes come from `synthetic`, the Markdown from
 //! `bench_report`.
 
+mod accuracy;
 mod bench_report;
 mod synthetic;
 
@@ -20,16 +21,8 @@ use ttft_core::report::Report;
 use ttft_core::stats::Summary;
 use ttft_e2e::*;
 
+use crate::accuracy::{ClientRequest, agreement, errors};
 use crate::synthetic::synthetic_report;
-
-/// |error| percentiles of one measurement.
-fn errors(v: &[f64]) -> Value {
-    let abs: Vec<f64> = v.iter().map(|x| x.abs()).collect();
-    match Summary::of(&abs) {
-        Some(s) => json!({ "n": s.count, "p50_ms": s.p50, "p99_ms": s.p99, "max_ms": s.max }),
-        None => json!({ "n": 0 }),
-    }
-}
 
 /// Opens a fresh page with no saved runs.
 async fn fresh_page(c: &Client, studio: &Studio) -> Result<()> {
@@ -67,85 +60,24 @@ async fn ui_run(
     Ok(runs.remove(0))
 }
 
-/// Client-observed minus ground truth for every chunk of every request.
-struct Agreement {
-    gap_errors: Vec<f64>,
-    ttft_errors: Vec<f64>,
-    /// First chunk: client stamp minus server write on one wall clock (ms).
-    first_chunk_delay: Vec<f64>,
-    /// Request: server receipt minus client t0 on one wall clock (ms).
-    request_send: Vec<f64>,
-    chunks: usize,
-    mismatched: usize,
-    failed: usize,
-    chunks_per_s: f64,
-}
-
-async fn agreement(studio: &Studio, report: &Report) -> Result<Agreement> {
-    let mut gap_errors = Vec::new();
-    let mut offsets = Vec::new();
-    let mut first_chunk_delay = Vec::new();
-    let mut request_send = Vec::new();
-    let (mut chunks, mut mismatched, mut failed) = (0, 0, 0);
-    let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
-    for r in report.requests.iter().filter(|r| !r.warmup) {
-        if !r.outcome.is_ok() {
-            failed += 1;
-            continue;
-        }
-        let id = r.server_request_id.as_ref().context("no x-request-id")?;
-        let truth: Value =
-            serde_json::from_str(&http_get(studio.port, &format!("/v1/ground-truth/{id}")).await?)?;
-        let server: Vec<f64> = truth["chunks"]
-            .as_array()
-            .context("no chunks")?
-            .iter()
-            .filter_map(|c| c["written_ms"].as_f64())
-            .collect();
-        let client: Vec<f64> = r
-            .replay
-            .iter()
-            .filter(|p| p.kind == 'a')
-            .map(|p| p.at_ms)
-            .collect();
-        if client.len() != server.len() || client.is_empty() {
-            mismatched += 1;
-            continue;
-        }
-        chunks += client.len();
-        first = first.min(r.start_ms + client[0]);
-        last = last.max(r.start_ms + client[client.len() - 1]);
-        // On one wall clock (page timeOrigin + t0 vs the server's receipt time) the offset is
-        // the first chunk's delivery and stamping delay alone; without it, it also holds the
-        // time the request took to reach the server.
-        match (r.sent_epoch_ms, truth["received_unix_ms"].as_f64()) {
-            (Some(sent), Some(received)) => {
-                let delay = (sent + client[0]) - (received + server[0]);
-                first_chunk_delay.push(delay);
-                request_send.push(received - sent);
-                offsets.push(delay);
-            }
-            _ => offsets.push(client[0] - server[0]),
-        }
-        for k in 1..client.len() {
-            gap_errors.push((client[k] - client[k - 1]) - (server[k] - server[k - 1]));
-        }
-    }
-    let median = Summary::of(&offsets).map_or(0.0, |s| s.p50);
-    Ok(Agreement {
-        gap_errors,
-        ttft_errors: offsets.iter().map(|o| o - median).collect(),
-        first_chunk_delay,
-        request_send,
-        chunks,
-        mismatched,
-        failed,
-        chunks_per_s: if last > first {
-            chunks as f64 / (last - first) * 1e3
-        } else {
-            0.0
-        },
-    })
+/// The studio's report as the client requests the comparison reads.
+fn studio_requests(report: &Report) -> Vec<ClientRequest> {
+    report
+        .requests
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| ClientRequest {
+            request_id: r.server_request_id.clone(),
+            sent_epoch_ms: r.sent_epoch_ms,
+            chunk_ms: r
+                .replay
+                .iter()
+                .filter(|p| p.kind == 'a')
+                .map(|p| p.at_ms)
+                .collect(),
+            ok: r.outcome.is_ok(),
+        })
+        .collect()
 }
 
 fn gzip_len(bytes: &[u8]) -> usize {
@@ -346,15 +278,12 @@ async fn main() -> Result<()> {
     ] {
         eprintln!("accuracy at concurrency {conc}…");
         let report = ui_run(&c, &studio, &base, "sim-bench", requests, conc, 100).await?;
-        let a = agreement(&studio, &report).await?;
-        accuracy.push(json!({
-            "concurrency": conc, "requests": requests, "transport": transport,
-            "chunks": a.chunks, "mismatched_requests": a.mismatched, "failed_requests": a.failed,
-            "chunks_per_s": a.chunks_per_s,
-            "itl_error": errors(&a.gap_errors), "ttft_error": errors(&a.ttft_errors),
-            "first_chunk_delay": errors(&a.first_chunk_delay),
-            "request_send": errors(&a.request_send),
-        }));
+        let a = agreement(studio.port, &studio_requests(&report)).await?;
+        let mut row = a.to_json();
+        row["concurrency"] = json!(conc);
+        row["requests"] = json!(requests);
+        row["transport"] = json!(transport);
+        accuracy.push(row);
     }
     results.insert("accuracy".into(), Value::Array(accuracy));
 
@@ -373,7 +302,7 @@ async fn main() -> Result<()> {
             100,
         )
         .await?;
-        let a = agreement(&studio, &report).await?;
+        let a = agreement(studio.port, &studio_requests(&report)).await?;
         let e = errors(&a.gap_errors);
         let p99 = e["p99_ms"].as_f64().unwrap_or(f64::INFINITY);
         if p99 < 1.0 {

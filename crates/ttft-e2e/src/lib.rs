@@ -26,7 +26,13 @@ pub struct Studio {
     pub port: u16,
     /// `https://127.0.0.1:PORT` of the HTTP/2 listener (same simulator).
     pub tls_url: String,
+    /// `http://127.0.0.1:PORT` of extra HTTP/1.1 listeners (same simulator): with [`Studio::url`]
+    /// they give a browser 6 connections each, so 64 streams fit without HTTP/2.
+    pub shard_urls: Vec<String>,
 }
+
+/// Extra HTTP/1.1 ports of the test server: 12 origins × 6 connections ≥ 64 streams.
+pub const SHARD_PORTS: usize = 11;
 
 /// Starts the server with the built app.
 pub async fn start_studio() -> Result<Studio> {
@@ -41,10 +47,17 @@ pub async fn start_studio() -> Result<Studio> {
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let port = listener.local_addr()?.port();
+    let mut listeners = vec![listener];
+    let mut shard_urls = Vec::new();
+    for _ in 0..SHARD_PORTS {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        shard_urls.push(format!("http://127.0.0.1:{}", l.local_addr()?.port()));
+        listeners.push(l);
+    }
     let tls = std::net::TcpListener::bind("127.0.0.1:0")?;
     let tls_url = format!("https://127.0.0.1:{}", tls.local_addr()?.port());
     tokio::spawn(ttft_server::serve_all(
-        vec![listener],
+        listeners,
         Some(tls),
         ttft_server::Config {
             dist: Some(dist),
@@ -55,6 +68,7 @@ pub async fn start_studio() -> Result<Studio> {
         url: format!("http://127.0.0.1:{port}"),
         port,
         tls_url,
+        shard_urls,
     })
 }
 
