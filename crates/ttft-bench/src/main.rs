@@ -9,6 +9,8 @@
 
 mod accuracy;
 mod bench_report;
+mod floor;
+mod peers;
 mod synthetic;
 
 use std::path::{Path, PathBuf};
@@ -255,6 +257,12 @@ async fn main() -> Result<()> {
             serde_json::from_str(&std::fs::read_to_string(root.join("bench/results.json"))?)?;
         std::fs::write(root.join("BENCHMARKS.md"), bench_report::markdown(&results))?;
         return Ok(());
+    }
+    match std::env::args().nth(2).as_deref() {
+        // Quick runs of one part, printing its JSON (for working on it).
+        Some("--floor-only") => return floor::standalone().await,
+        Some("--peers-only") => return peers::standalone(&root).await,
+        _ => {}
     }
     let started = Instant::now();
     let studio = start_studio().await?;
