@@ -17,6 +17,7 @@ use ttft_core::scenario::{Job, connection_limit_warning, total_jobs};
 use crate::browser::cancel::RunHandle;
 use crate::browser::fetch::{ModelsError, list_models};
 use crate::browser::pool::{Progress, RunPlan, run_phases};
+use crate::browser::stamper::Stamping;
 use crate::browser::storage;
 use crate::state::{
     EndpointConfig, LiveRun, RunId, SavedRun, Shown, Studio, StudioState, StudioStateStoreFields,
@@ -237,15 +238,24 @@ pub fn start_run(studio: Studio) {
             }
         });
     });
-    let plan = RunPlan {
-        phases,
-        build,
-        secret_headers,
-        dialect,
-        metrics: sc.metrics_config(),
-        timeout_ms: sc.timeout_s * 1e3,
-    };
+    let metrics = sc.metrics_config();
+    let timeout_ms = sc.timeout_s * 1e3;
     spawn_local(async move {
+        let stamping = Stamping::choose().await;
+        studio.state.live().update(|l| {
+            if let Some(l) = l {
+                l.report.stamping = Some(stamping.describe());
+            }
+        });
+        let plan = RunPlan {
+            phases,
+            build,
+            secret_headers,
+            dialect,
+            metrics,
+            timeout_ms,
+            stamping,
+        };
         run_phases(plan, handle, on_batch).await;
         finish_run(studio);
     });

@@ -15,3 +15,24 @@ pub fn per_s(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite())
         .map_or("—".into(), |x| format!("{x:.1}/s"))
 }
+
+/// How a run's requests travelled and where they were stamped: `over HTTP/2 · stamped in 1
+/// stamping worker`, or `over HTTP/2 (30), HTTP/1.1 (2)` when they differ.
+pub fn transport_line(transports: &[(String, usize)], stamping: Option<&str>) -> String {
+    let over = match transports {
+        [] => String::new(),
+        [(one, _)] => format!("over {one}"),
+        many => format!(
+            "over {}",
+            many.iter()
+                .map(|(name, n)| format!("{name} ({n})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    match stamping {
+        Some(s) if over.is_empty() => format!("stamped in {s}"),
+        Some(s) => format!("{over} · stamped in {s}"),
+        None => over,
+    }
+}

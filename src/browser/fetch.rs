@@ -1,16 +1,20 @@
-//! Where a read is stamped: one request sent with `fetch` and read with `ReadableStream`.
+//! The page's own fetch path: one request sent with `fetch` and read with `ReadableStream` on
+//! the page's thread, used when no stamping worker starts ([`super::stamper`] is the default).
+//! Also what both paths share ([`Exchange`], the header check), the ordinary HTTP call for the
+//! model list, and a sleep.
 //!
 //! t0 is `performance.now()` immediately before `fetch`; each read is stamped the moment its
-//! promise resolves, before anything touches the bytes, and the bytes and stamps go straight
-//! into the core's [`RequestRecorder`]. Also the ordinary HTTP call for the model list.
+//! promise resolves, before anything touches the bytes; the bytes and stamps form a
+//! [`Capture`] that the core parses when the request is over.
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Reflect, Uint8Array};
+use ttft_core::capture::{Capture, CaptureEnd, CapturedHead};
 use ttft_core::dialect::Dialect;
 use ttft_core::request::{HttpRequestSpec, network_error_advice};
-use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
+use ttft_core::timeline::{Outcome, Read, RequestRecorder, RequestTimeline};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -19,29 +23,130 @@ use web_sys::{AbortController, Headers, RequestInit, Response};
 use super::cancel::RunHandle;
 use super::clock::now_ms as now;
 
-/// What one request ended with.
-pub struct Sent {
-    /// The timeline.
-    pub timeline: RequestTimeline,
+/// One request as a client stamped it: the capture and what the browser said besides.
+pub struct Exchange {
+    /// Bytes and times, on the page's clock.
+    pub capture: Capture,
     /// The server's `x-request-id`, if exposed.
     pub server_request_id: Option<String>,
     /// Time the browser held the request before sending it (Resource Timing).
     pub browser_queue_ms: Option<f64>,
     /// t0 on the wall clock (`performance.timeOrigin + t0`).
     pub sent_epoch_ms: Option<f64>,
+    /// Resource Timing `nextHopProtocol` (`http/1.1`, `h2`, …).
+    pub protocol: Option<String>,
 }
 
-/// Sends one request and records its stream.
+impl Exchange {
+    /// An exchange that failed before anything was sent.
+    fn failed_at_once(message: String) -> Exchange {
+        let t = now();
+        Exchange {
+            capture: Capture {
+                sent_at: t,
+                head: None,
+                body: Vec::new(),
+                reads: Vec::new(),
+                end: CaptureEnd::Failed {
+                    at: t,
+                    outcome: Outcome::NetworkError { message },
+                },
+            },
+            server_request_id: None,
+            browser_queue_ms: None,
+            sent_epoch_ms: None,
+            protocol: None,
+        }
+    }
+
+    /// The request's timeline: the capture parsed by the core.
+    pub fn timeline(&self, dialect: Option<Dialect>) -> RequestTimeline {
+        self.capture.record(dialect).unwrap_or_else(|e| {
+            RequestRecorder::new(self.capture.sent_at, dialect, None).fail(
+                self.capture.sent_at,
+                Outcome::NetworkError {
+                    message: e.to_string(),
+                },
+            )
+        })
+    }
+}
+
+/// The failed exchange when a header cannot be sent (the browser refuses its name or value).
+pub fn bad_header(spec: &HttpRequestSpec, secret_headers: &[(String, String)]) -> Option<Exchange> {
+    let headers = Headers::new().ok()?;
+    spec.headers
+        .iter()
+        .chain(secret_headers)
+        .find_map(|(k, v)| {
+            headers.set(k, v).is_err().then(|| {
+                Exchange::failed_at_once(format!(
+                    "the header '{k}' is not valid: fix it in the endpoint settings"
+                ))
+            })
+        })
+}
+
+/// What is known when a request fails.
+pub struct Failure<'a> {
+    /// The run's timeout fired.
+    pub timed_out: bool,
+    /// That timeout (ms).
+    pub timeout_ms: f64,
+    /// The user cancelled the run.
+    pub cancelled: bool,
+    /// The body had begun.
+    pub during_body: bool,
+    /// The request's URL.
+    pub url: &'a str,
+    /// The browser's message.
+    pub message: &'a str,
+}
+
+/// Why a request failed, in words that say what to do (both stamping paths).
+pub fn failure(f: Failure) -> Outcome {
+    if f.timed_out {
+        Outcome::Timeout {
+            message: format!(
+                "no complete answer within {:.0} s: partial data kept; raise the timeout or lower the load",
+                f.timeout_ms / 1e3
+            ),
+        }
+    } else if f.cancelled {
+        Outcome::Aborted {
+            message: "cancelled by the user: partial data kept".into(),
+        }
+    } else if f.during_body {
+        Outcome::Truncated {
+            message: "the connection broke mid-stream: the server or a proxy closed it (partial data kept)".into(),
+        }
+    } else {
+        Outcome::NetworkError {
+            message: network_error_advice(f.url, &super::page_origin(), f.message),
+        }
+    }
+}
+
+/// Sends one request from the page and stamps its reads.
 pub async fn send(
     spec: &HttpRequestSpec,
     secret_headers: &[(String, String)],
-    dialect: Option<Dialect>,
     timeout_ms: f64,
     handle: &RunHandle,
-) -> Sent {
+) -> Exchange {
+    if let Some(exchange) = bad_header(spec, secret_headers) {
+        return exchange;
+    }
+    let window = web_sys::window().expect("a browser window");
+    // One handle for every stamp of this request: no window/performance lookups before a stamp.
+    let Some(perf) = window.performance() else {
+        return Exchange::failed_at_once(
+            "this browser has no performance clock: use a current Chromium, Firefox or Safari"
+                .into(),
+        );
+    };
     let controller = AbortController::new().ok();
     let timed_out = Rc::new(Cell::new(false));
-    let window = web_sys::window().expect("a browser window");
     let timer = controller.as_ref().map(|c| {
         let c = c.clone();
         let flag = timed_out.clone();
@@ -62,22 +167,7 @@ pub async fn send(
     }
     let headers = Headers::new().expect("Headers");
     for (k, v) in spec.headers.iter().chain(secret_headers) {
-        if headers.set(k, v).is_err() {
-            let t = now();
-            return Sent {
-                browser_queue_ms: None,
-                sent_epoch_ms: None,
-                timeline: RequestRecorder::new(t, dialect, None).fail(
-                    t,
-                    Outcome::NetworkError {
-                        message: format!(
-                            "the header '{k}' is not valid: fix it in the endpoint settings"
-                        ),
-                    },
-                ),
-                server_request_id: None,
-            };
-        }
+        let _ = headers.set(k, v); // checked by bad_header
     }
     let init = RequestInit::new();
     init.set_method("POST");
@@ -86,61 +176,51 @@ pub async fn send(
     if let Some(c) = &controller {
         init.set_signal(Some(&c.signal()));
     }
-    // One handle for every stamp of this request: no window/performance lookups before a stamp.
-    let Some(perf) = window.performance() else {
-        let t = now();
-        return Sent {
-            browser_queue_ms: None,
-            sent_epoch_ms: None,
-            timeline: RequestRecorder::new(t, dialect, None).fail(
-                t,
-                Outcome::NetworkError { message: "this browser has no performance clock: use a current Chromium, Firefox or Safari".into() },
-            ),
-            server_request_id: None,
-        };
-    };
     let t0 = perf.now();
     let fetched = JsFuture::from(window.fetch_with_str_and_init(&spec.url, &init)).await;
-    let mut rec = RequestRecorder::new(t0, dialect, None);
-    let fail_outcome = |err: &JsValue| -> Outcome {
-        if timed_out.get() {
-            Outcome::Timeout {
-                message: format!(
-                    "no complete answer within {:.0} s: partial data kept; raise the timeout or lower the load",
-                    timeout_ms / 1e3
-                ),
-            }
-        } else if handle.is_cancelled() {
-            Outcome::Aborted {
-                message: "cancelled by the user: partial data kept".into(),
-            }
-        } else {
-            let msg = err
-                .as_string()
-                .or_else(|| {
-                    Reflect::get(err, &"message".into())
-                        .ok()
-                        .and_then(|m| m.as_string())
-                })
-                .unwrap_or_else(|| "network error".into());
-            let origin = super::page_origin();
-            Outcome::NetworkError {
-                message: network_error_advice(&spec.url, &origin, &msg),
-            }
-        }
+    let fail_outcome = |err: &JsValue, during_body: bool| -> Outcome {
+        let message = err
+            .as_string()
+            .or_else(|| {
+                Reflect::get(err, &"message".into())
+                    .ok()
+                    .and_then(|m| m.as_string())
+            })
+            .unwrap_or_else(|| "network error".into());
+        failure(Failure {
+            timed_out: timed_out.get(),
+            timeout_ms,
+            cancelled: handle.is_cancelled(),
+            during_body,
+            url: &spec.url,
+            message: &message,
+        })
+    };
+    let mut capture = Capture {
+        sent_at: t0,
+        head: None,
+        body: Vec::new(),
+        reads: Vec::new(),
+        end: CaptureEnd::Finished { at: t0 },
     };
     let mut server_request_id = None;
-    let timeline = match fetched {
+    match fetched {
         Err(e) => {
-            let o = fail_outcome(&e);
-            rec.fail(perf.now(), o)
+            let outcome = fail_outcome(&e, false);
+            capture.end = CaptureEnd::Failed {
+                at: perf.now(),
+                outcome,
+            };
         }
         Ok(v) => {
             let t = perf.now();
             let resp: Response = v.unchecked_into();
-            let ct = resp.headers().get("content-type").ok().flatten();
             server_request_id = resp.headers().get("x-request-id").ok().flatten();
-            rec.on_headers(t, resp.status(), ct.as_deref());
+            capture.head = Some(CapturedHead {
+                at: t,
+                status: resp.status(),
+                content_type: resp.headers().get("content-type").ok().flatten(),
+            });
             if !resp.ok() {
                 let body = match resp.text() {
                     Ok(p) => JsFuture::from(p)
@@ -150,43 +230,64 @@ pub async fn send(
                         .unwrap_or_default(),
                     Err(_) => String::new(),
                 };
-                rec.http_error(perf.now(), resp.status(), &body)
+                capture.end = CaptureEnd::HttpError {
+                    at: perf.now(),
+                    body,
+                };
             } else {
-                read_body(&resp, &perf, rec, &fail_outcome).await
+                read_body(&resp, &perf, &mut capture, &fail_outcome).await;
             }
         }
-    };
-    let browser_queue_ms = resource_timing_queue(&spec.url, t0);
+    }
+    let (browser_queue_ms, protocol) = resource_timing(&spec.url, t0);
     if let Some((_cb, id)) = timer {
         window.clear_timeout_with_handle(id);
     }
     if let Some(c) = &controller {
         handle.unregister(c);
     }
-    Sent {
+    Exchange {
         sent_epoch_ms: Some(perf.time_origin() + t0),
-        timeline,
+        capture,
         server_request_id,
         browser_queue_ms,
+        protocol,
     }
 }
 
-/// Time the browser held a request before sending it: Resource Timing `requestStart −
-/// startTime` of the entry for `url` that started at `t0` (needs `Timing-Allow-Origin` across
-/// origins; `None` when the browser hides it).
-fn resource_timing_queue(url: &str, t0: f64) -> Option<f64> {
-    let perf = web_sys::window()?.performance()?;
-    let entries = perf.get_entries_by_name(url);
-    let mut best: Option<(f64, f64)> = None;
-    for e in entries.iter() {
-        let start = Reflect::get(&e, &"startTime".into()).ok()?.as_f64()?;
-        let request_start = Reflect::get(&e, &"requestStart".into()).ok()?.as_f64()?;
+/// Resource Timing of the entry for `url` that started at `t0`: the time the browser held the
+/// request before sending it (`requestStart − startTime`; needs `Timing-Allow-Origin` across
+/// origins) and the protocol used.
+fn resource_timing(url: &str, t0: f64) -> (Option<f64>, Option<String>) {
+    let Some(perf) = web_sys::window().and_then(|w| w.performance()) else {
+        return (None, None);
+    };
+    let mut best: Option<(f64, JsValue)> = None;
+    for e in perf.get_entries_by_name(url).iter() {
+        let Some(start) = Reflect::get(&e, &"startTime".into())
+            .ok()
+            .and_then(|v| v.as_f64())
+        else {
+            continue;
+        };
         let distance = (start - t0).abs();
-        if request_start > 0.0 && distance < 50.0 && best.is_none_or(|(d, _)| distance < d) {
-            best = Some((distance, request_start - start));
+        if distance < 50.0 && best.as_ref().is_none_or(|(d, _)| distance < *d) {
+            best = Some((distance, e));
         }
     }
-    best.map(|(_, q)| q.max(0.0))
+    let Some((_, e)) = best else {
+        return (None, None);
+    };
+    let num = |k: &str| Reflect::get(&e, &k.into()).ok().and_then(|v| v.as_f64());
+    let queue = match (num("requestStart"), num("startTime")) {
+        (Some(r), Some(s)) if r > 0.0 => Some((r - s).max(0.0)),
+        _ => None,
+    };
+    let protocol = Reflect::get(&e, &"nextHopProtocol".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .filter(|p| !p.is_empty());
+    (queue, protocol)
 }
 
 /// Prepares Resource Timing for a run: a large buffer, emptied.
@@ -200,11 +301,12 @@ pub fn reset_resource_timing() {
 async fn read_body(
     resp: &Response,
     perf: &web_sys::Performance,
-    mut rec: RequestRecorder,
-    fail: &dyn Fn(&JsValue) -> Outcome,
-) -> RequestTimeline {
+    capture: &mut Capture,
+    fail: &dyn Fn(&JsValue, bool) -> Outcome,
+) {
     let Some(body) = resp.body() else {
-        return rec.finish(perf.now());
+        capture.end = CaptureEnd::Finished { at: perf.now() };
+        return;
     };
     let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     loop {
@@ -216,20 +318,25 @@ async fn read_body(
                     .and_then(|d| d.as_bool())
                     .unwrap_or(true)
                 {
-                    return rec.finish(t);
+                    capture.end = CaptureEnd::Finished { at: t };
+                    return;
                 }
                 if let Ok(v) = Reflect::get(&chunk, &"value".into()) {
-                    let bytes = v.unchecked_into::<Uint8Array>().to_vec();
-                    rec.on_read(t, &bytes);
+                    let bytes = v.unchecked_into::<Uint8Array>();
+                    capture.reads.push(Read {
+                        at: t,
+                        bytes: bytes.length(),
+                    });
+                    let start = capture.body.len();
+                    capture.body.resize(start + bytes.length() as usize, 0);
+                    bytes.copy_to(&mut capture.body[start..]);
                 }
             }
             Err(e) => {
                 let t = perf.now();
-                let outcome = match fail(&e) {
-                    Outcome::NetworkError { .. } => Outcome::Truncated { message: "the connection broke mid-stream: the server or a proxy closed it (partial data kept)".into() },
-                    o => o,
-                };
-                return rec.fail(t, outcome);
+                let outcome = fail(&e, true);
+                capture.end = CaptureEnd::Failed { at: t, outcome };
+                return;
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The worker pool of a run: phases in order, `concurrency` workers per phase pulling jobs
-//! from a queue, Poisson arrivals when a rate is set, the multi-turn conversation carried from
+//! from a queue (each job sent through the run's [`Stamping`]), Poisson arrivals when a rate is set, the multi-turn conversation carried from
 //! one round to the next ([`Conversation`], in the core), finished records handed on in
 //! batches at most four times a second so the page never renders between a read and its stamp.
 
@@ -16,6 +16,7 @@ use ttft_core::scenario::{Conversation, Job, Phase, poisson_gap_ms, total_jobs};
 use super::cancel::RunHandle;
 use super::clock::now_ms as now;
 use super::fetch::{reset_resource_timing, send, sleep_ms};
+use super::stamper::Stamping;
 
 /// Progress of a run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -42,6 +43,8 @@ pub struct RunPlan {
     pub metrics: MetricsConfig,
     /// Per-request timeout (ms).
     pub timeout_ms: f64,
+    /// Where reads are stamped.
+    pub stamping: Stamping,
 }
 
 /// What the workers of a run share.
@@ -81,27 +84,28 @@ impl Shared {
         let spec = (self.plan.build)(&job);
         let index = self.next_index.get();
         self.next_index.set(index + 1);
-        let start_ms = now() - self.run_start;
         let p = &self.plan;
-        let sent = send(
-            &spec,
-            &p.secret_headers,
-            p.dialect,
-            p.timeout_ms,
-            &self.handle,
-        )
-        .await;
+        let exchange = match &p.stamping {
+            Stamping::Workers(w) => {
+                w.send(&spec, &p.secret_headers, p.timeout_ms, &self.handle)
+                    .await
+            }
+            Stamping::Page(_) => send(&spec, &p.secret_headers, p.timeout_ms, &self.handle).await,
+        };
+        // Parsed here, once the request is over: never between two reads' stamps.
+        let timeline = exchange.timeline(p.dialect);
         let record = RequestRecord {
             warmup: job.warmup,
-            start_ms,
-            browser_queue_ms: sent.browser_queue_ms,
-            server_request_id: sent.server_request_id,
-            sent_epoch_ms: sent.sent_epoch_ms,
+            start_ms: timeline.sent_at - self.run_start,
+            browser_queue_ms: exchange.browser_queue_ms,
+            server_request_id: exchange.server_request_id,
+            sent_epoch_ms: exchange.sent_epoch_ms,
+            protocol: exchange.protocol,
             ..RequestRecord::from_timeline(
                 index,
                 job.group.clone(),
                 job.level,
-                &sent.timeline,
+                &timeline,
                 &p.metrics,
             )
         };
@@ -126,6 +130,11 @@ pub async fn run_phases(
 ) {
     let phases = std::mem::take(&mut plan.phases);
     reset_resource_timing();
+    if let Stamping::Workers(w) = &plan.stamping {
+        w.reset();
+        let w = w.clone();
+        handle.on_cancel(move || w.abort_all());
+    }
     let shared = Rc::new(Shared {
         total: total_jobs(&phases),
         plan,

@@ -219,6 +219,7 @@ pub fn ReportView() -> impl IntoView {
                     <h2 data-testid="report-title">{r.title.clone()}</h2>
                     <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
                     <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
+                    <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
                     <Headline agg=agg.clone() />
                     <Groups agg=agg.clone() />
                     {match charts {

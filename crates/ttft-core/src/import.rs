@@ -184,6 +184,7 @@ fn record(
         replay: Vec::new(),
         server_request_id: None,
         sent_epoch_ms: None,
+        protocol: None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! Sans-IO: bytes and timestamps in, events and metrics out. No networking, no async runtime,
 //! no web or server dependencies, so every rule is tested natively and fast.
 //!
-//! Pipeline: [`sse::FrameDecoder`] (SSE / NDJSON framing) → [`dialect::DialectDecoder`]
+//! Pipeline: a client's [`capture::Capture`] (bytes + times) → [`sse::FrameDecoder`] (SSE / NDJSON framing) → [`dialect::DialectDecoder`]
 //! (classified [`dialect::StreamEvent`]s) → [`timeline::RequestRecorder`] (the per-request
 //! [`timeline::RequestTimeline`]) → [`metrics::RequestMetrics`] → [`report::Report`] and its
 //! [`report::Aggregates`] → [`diagnosis`] findings; [`roofline`] bounds; [`share`] links; [`compare`] runs side by side; [`import`] result
@@ -11,6 +11,7 @@
 //! format.
 
 pub mod agent_json;
+pub mod capture;
 pub mod compare;
 pub mod diagnosis;
 pub mod dialect;

@@ -403,6 +403,7 @@ fn aggregates_count_requests_that_were_not_streamed() {
         title: "t".into(),
         created_unix_ms: 0.0,
         clock_resolution_ms: None,
+        stamping: None,
         endpoint: Default::default(),
         scenario: "chat".into(),
         settings: serde_json::Value::Null,

@@ -103,7 +103,61 @@ async fn studio_agrees_with_ground_truth() -> anyhow::Result<()> {
     assert!(g.p50 <= 1.0, "P50 per-gap error {:.3} ms", g.p50);
     assert!(g.p95 <= 8.0, "P95 per-gap error {:.3} ms", g.p95);
     assert!(o.min >= 0.0 && o.max <= 50.0, "TTFT offset {:?}", o);
+    assert_eq!(report.stamping.as_deref(), Some("1 stamping worker"));
+    assert_on_one_clock(session.studio.port, report).await?;
+    let line = wait_text(c, "run-transport", 5, |t| !t.is_empty()).await?;
+    assert_eq!(line, "over HTTP/1.1 · stamped in 1 stamping worker");
+
+    // The page's own path, chosen in the URL, records the same way.
+    c.goto(&format!("{}/?stamping=page", session.studio.url))
+        .await?;
+    wait_text(c, "clock-status", 10, |t| t.contains("µs")).await?;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "3").await?;
+    set_field(c, "concurrency", "3").await?;
+    set_field(c, "max-tokens", "20").await?;
+    set_field(c, "warmup", "0").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let page_run = saved_runs(c).await?.remove(0);
+    assert_eq!(
+        page_run.stamping.as_deref(),
+        Some("the page (chosen with ?stamping=page)")
+    );
+    assert!(page_run.requests.iter().all(|r| r.outcome.is_ok()
+        && r.metrics.output_tokens == 20
+        && r.protocol.as_deref() == Some("http/1.1")));
+    assert_on_one_clock(session.studio.port, &page_run).await?;
     session.client.close().await?;
+    Ok(())
+}
+
+/// Every request's times sit on the page's clock and on the wall clock, whichever thread
+/// stamped them: the run starts at 0 (a worker's times moved by the difference of the time
+/// origins), and the server receives each request 0–50 ms after its wall-clock t0.
+async fn assert_on_one_clock(port: u16, report: &ttft_core::report::Report) -> anyhow::Result<()> {
+    let first = report
+        .requests
+        .iter()
+        .map(|r| r.start_ms)
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        (0.0..1000.0).contains(&first),
+        "the first request starts within a second of the run: {first} ms"
+    );
+    for r in &report.requests {
+        let id = r.server_request_id.as_ref().expect("x-request-id");
+        let truth: serde_json::Value =
+            serde_json::from_str(&http_get(port, &format!("/v1/ground-truth/{id}")).await?)?;
+        let received = truth["received_unix_ms"].as_f64().expect("receipt time");
+        let sent = r.sent_epoch_ms.expect("wall-clock t0");
+        assert!(
+            (0.0..50.0).contains(&(received - sent)),
+            "request {} reached the server {:.2} ms after its t0",
+            r.index,
+            received - sent
+        );
+    }
     Ok(())
 }
 
@@ -311,6 +365,10 @@ async fn browser_queue_over_http1_and_none_over_http2() -> anyhow::Result<()> {
         .filter_map(|r| r.browser_queue_ms)
         .collect();
     println!("browser queue: HTTP/1.1 {q1:?}\nHTTP/2 {q2:?}");
+    assert_eq!(http1.transports(), vec![("HTTP/1.1".to_owned(), 12)]);
+    assert_eq!(http2.transports(), vec![("HTTP/2".to_owned(), 12)]);
+    let line = wait_text(c, "run-transport", 5, |t| !t.is_empty()).await?;
+    assert!(line.starts_with("over HTTP/2 · "), "{line}");
     assert!(
         q2.iter().all(|q| *q < 100.0),
         "one HTTP/2 connection carries all 12 streams: {q2:?}"

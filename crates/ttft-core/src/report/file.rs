@@ -71,6 +71,7 @@ impl Report {
             title: title.into(),
             created_unix_ms: 0.0,
             clock_resolution_ms: None,
+            stamping: None,
             endpoint,
             scenario: scenario.into(),
             settings: Value::Null,
@@ -94,6 +95,12 @@ impl Report {
     /// Sets the measured clock resolution (ms).
     pub fn with_clock_resolution(mut self, resolution_ms: Option<f64>) -> Self {
         self.clock_resolution_ms = resolution_ms;
+        self
+    }
+
+    /// Sets where reads were stamped, in words.
+    pub fn with_stamping(mut self, stamping: impl Into<String>) -> Self {
+        self.stamping = Some(stamping.into());
         self
     }
 

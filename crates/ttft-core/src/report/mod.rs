@@ -94,6 +94,10 @@ pub struct RequestRecord {
     /// the request up with server-side records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_epoch_ms: Option<f64>,
+    /// The protocol the browser used (Resource Timing `nextHopProtocol`: `http/1.1`, `h2`,
+    /// `h3`), when it tells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 /// A whole run.
@@ -107,6 +111,9 @@ pub struct Report {
     pub created_unix_ms: f64,
     /// Measured resolution of the clock (ms).
     pub clock_resolution_ms: Option<f64>,
+    /// Where reads were stamped, in words (`1 stamping worker`, `the page`), when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamping: Option<String>,
     /// Endpoint.
     pub endpoint: EndpointInfo,
     /// Scenario kind: `chat`, `agent_json`, `multi_turn`, `prompt_sweep`, `concurrency_sweep`, `rate`.
@@ -226,11 +233,35 @@ impl RequestRecord {
             replay: replay_of(timeline),
             server_request_id: None,
             sent_epoch_ms: None,
+            protocol: None,
         }
     }
 }
 
 impl Report {
+    /// The transports the measured requests used, as `(name, requests)` most used first
+    /// (`HTTP/2`, `HTTP/1.1`, …; `unknown` when the browser did not say): one entry means the
+    /// whole run used one transport.
+    pub fn transports(&self) -> Vec<(String, usize)> {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for r in self.measured() {
+            let name = match r.protocol.as_deref() {
+                Some("h2") => "HTTP/2".to_owned(),
+                Some("h3") => "HTTP/3".to_owned(),
+                Some("http/1.1") => "HTTP/1.1".to_owned(),
+                Some("http/1.0") => "HTTP/1.0".to_owned(),
+                Some(p) if !p.is_empty() => p.to_owned(),
+                _ => "unknown".to_owned(),
+            };
+            match counts.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, c)) => *c += 1,
+                None => counts.push((name, 1)),
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        counts
+    }
+
     /// Requests that count for statistics.
     pub fn measured(&self) -> impl Iterator<Item = &RequestRecord> {
         self.requests.iter().filter(|r| !r.warmup)

@@ -1,0 +1,123 @@
+// ttft-studio's stamping worker: it sends requests and stamps every read, and does nothing
+// else. No parsing, no framework, no page work between two reads' stamps: each read's
+// `performance.now()` is taken the moment its promise resolves and stored in a preallocated
+// array. When a request is over, its capture (bytes + times, in this worker's clock, with this
+// worker's `performance.timeOrigin` so the page can convert) goes to the page in one message,
+// and the page's wasm core parses it (`src/browser/stamper.rs`, `ttft_core::capture`).
+//
+// In:  {type: "send", id, url, headers: [[name, value]…], body, timeoutMs}
+//      {type: "abort"}  abort every request in flight (a cancelled run; partial data kept)
+//      {type: "reset"}  empty Resource Timing before a run
+// Out: {type: "ready", timeOrigin}
+//      {type: "done", id, timeOrigin, sentAt, headersAt, status, contentType, requestId,
+//       times: Float64Array, sizes: Uint32Array, body: Uint8Array, endAt,
+//       end: "finished" | "http_error" | "failed", error, errorBody, timedOut,
+//       duringBody, queueMs, protocol}
+"use strict";
+
+const inFlight = new Map();
+performance.setResourceTimingBufferSize(100000);
+
+self.onmessage = (event) => {
+  const m = event.data;
+  if (m.type === "send") {
+    send(m);
+  } else if (m.type === "abort") {
+    for (const controller of inFlight.values()) controller.abort();
+  } else if (m.type === "reset") {
+    performance.clearResourceTimings();
+  }
+};
+
+async function send(m) {
+  const controller = new AbortController();
+  inFlight.set(m.id, controller);
+  const out = {
+    type: "done", id: m.id, timeOrigin: performance.timeOrigin, sentAt: 0, headersAt: null,
+    status: 0, contentType: null, requestId: null, endAt: 0, end: "finished", error: null,
+    errorBody: null, timedOut: false, duringBody: false, queueMs: null, protocol: null,
+  };
+  const timer = setTimeout(() => {
+    out.timedOut = true;
+    controller.abort();
+  }, m.timeoutMs);
+  let times = new Float64Array(2048);
+  let sizes = new Uint32Array(2048);
+  const parts = [];
+  let n = 0;
+  try {
+    const init = { method: "POST", headers: m.headers, body: m.body, signal: controller.signal };
+    out.sentAt = performance.now();
+    const response = await fetch(m.url, init);
+    out.headersAt = performance.now();
+    out.status = response.status;
+    out.contentType = response.headers.get("content-type");
+    out.requestId = response.headers.get("x-request-id");
+    if (!response.ok) {
+      out.errorBody = await response.text();
+      out.end = "http_error";
+      out.endAt = performance.now();
+    } else if (response.body) {
+      out.duringBody = true;
+      const reader = response.body.getReader();
+      for (;;) {
+        const r = await reader.read();
+        const t = performance.now();
+        if (r.done) {
+          out.endAt = t;
+          break;
+        }
+        if (n === times.length) {
+          const grownTimes = new Float64Array(n * 2);
+          grownTimes.set(times);
+          times = grownTimes;
+          const grownSizes = new Uint32Array(n * 2);
+          grownSizes.set(sizes);
+          sizes = grownSizes;
+        }
+        times[n] = t;
+        sizes[n] = r.value.byteLength;
+        parts.push(r.value);
+        n++;
+      }
+    } else {
+      out.endAt = performance.now();
+    }
+  } catch (err) {
+    out.endAt = performance.now();
+    out.end = "failed";
+    out.error = String((err && err.message) || err);
+  }
+  clearTimeout(timer);
+  inFlight.delete(m.id);
+  // The request is over: from here on nothing is stamped for it.
+  let total = 0;
+  for (let k = 0; k < n; k++) total += sizes[k];
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    body.set(p, offset);
+    offset += p.byteLength;
+  }
+  out.times = times.slice(0, n);
+  out.sizes = sizes.slice(0, n);
+  out.body = body;
+  const entry = timingEntry(m.url, out.sentAt);
+  if (entry) {
+    out.protocol = entry.nextHopProtocol || null;
+    if (entry.requestStart > 0) out.queueMs = Math.max(0, entry.requestStart - entry.startTime);
+  }
+  self.postMessage(out, [out.times.buffer, out.sizes.buffer, out.body.buffer]);
+}
+
+// The Resource Timing entry of the request sent at `sentAt` (the closest start within 50 ms).
+function timingEntry(url, sentAt) {
+  let best = null;
+  for (const e of performance.getEntriesByName(url)) {
+    const distance = Math.abs(e.startTime - sentAt);
+    if (distance < 50 && (!best || distance < Math.abs(best.startTime - sentAt))) best = e;
+  }
+  return best;
+}
+
+self.postMessage({ type: "ready", timeOrigin: performance.timeOrigin });

@@ -1,0 +1,353 @@
+//! Where reads are stamped: dedicated Web Workers (`public/stamp-worker.js`) whose only job is
+//! to send a request, stamp each read and hand the bytes on, so neither parsing nor the page's
+//! reactive work ever runs between two reads' stamps. The page's own fetch path
+//! ([`super::fetch`]) is the fallback when no worker starts.
+//!
+//! A worker's clock starts at its own `performance.timeOrigin`; its times are moved onto the
+//! page's timeline by the difference of the two origins ([`to_page_clock`]) before the core
+//! sees them, and `timeOrigin + t0` gives the wall-clock send time.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::{Float64Array, Function, Promise, Reflect, Uint8Array, Uint32Array};
+use ttft_core::capture::{Capture, CaptureEnd, CapturedHead};
+use ttft_core::request::HttpRequestSpec;
+use ttft_core::timeline::{Outcome, Read};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{MessageEvent, Worker};
+
+use super::cancel::RunHandle;
+use super::fetch::{Exchange, Failure, bad_header, failure};
+
+/// The worker script, relative to the page.
+const WORKER_URL: &str = "public/stamp-worker.js";
+
+/// How long a new worker may take to say it is ready before the page stamps instead.
+const READY_TIMEOUT_MS: i32 = 5_000;
+
+/// How a run stamps its reads.
+#[derive(Clone)]
+pub enum Stamping {
+    /// In dedicated workers (the default).
+    Workers(Rc<StampWorkers>),
+    /// On the page, with the reason the workers were not used.
+    Page(String),
+}
+
+impl Stamping {
+    /// The stamping a run uses: `?stamping=page` or `?stamping=workers:N` in the page's URL
+    /// choose (for diagnosis and the benchmark), otherwise one worker; the page when no
+    /// worker starts.
+    pub async fn choose() -> Stamping {
+        let query = web_sys::window()
+            .and_then(|w| w.location().search().ok())
+            .unwrap_or_default();
+        let wanted = query
+            .trim_start_matches('?')
+            .split('&')
+            .find_map(|kv| kv.strip_prefix("stamping="))
+            .unwrap_or("workers:1")
+            .to_owned();
+        if wanted == "page" {
+            return Stamping::Page("chosen with ?stamping=page".into());
+        }
+        let count = wanted
+            .strip_prefix("workers:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(1)
+            .clamp(1, 16);
+        match StampWorkers::shared(count).await {
+            Ok(w) => Stamping::Workers(w),
+            Err(why) => Stamping::Page(why),
+        }
+    }
+
+    /// In words, for the report.
+    pub fn describe(&self) -> String {
+        match self {
+            Stamping::Workers(w) if w.slots.len() == 1 => "1 stamping worker".into(),
+            Stamping::Workers(w) => format!("{} stamping workers", w.slots.len()),
+            Stamping::Page(why) => format!("the page ({why})"),
+        }
+    }
+}
+
+/// One worker and what it is doing.
+struct Slot {
+    worker: Worker,
+    in_flight: Cell<u32>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+}
+
+/// A set of stamping workers, shared by every run of the page.
+pub struct StampWorkers {
+    slots: Vec<Slot>,
+    /// Resolvers of the requests in flight, by id.
+    waiting: Rc<RefCell<HashMap<u32, Function>>>,
+    next_id: Cell<u32>,
+}
+
+thread_local! {
+    static SHARED: RefCell<Option<Rc<StampWorkers>>> = const { RefCell::new(None) };
+}
+
+/// `t` of a worker whose clock starts at `worker_origin`, on the clock of a page whose clock
+/// starts at `page_origin` (all ms; origins are `performance.timeOrigin`).
+pub fn to_page_clock(t: f64, worker_origin: f64, page_origin: f64) -> f64 {
+    t + (worker_origin - page_origin)
+}
+
+fn get(v: &JsValue, key: &str) -> JsValue {
+    Reflect::get(v, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+impl StampWorkers {
+    /// The page's workers, started (and awaited) on first use; `count` changes restart them.
+    async fn shared(count: usize) -> Result<Rc<StampWorkers>, String> {
+        if let Some(w) = SHARED.with(|s| s.borrow().clone())
+            && w.slots.len() == count
+        {
+            return Ok(w);
+        }
+        let workers = Rc::new(StampWorkers::start(count).await?);
+        SHARED.with(|s| {
+            if let Some(old) = s.borrow_mut().replace(workers.clone()) {
+                for slot in &old.slots {
+                    slot.worker.terminate();
+                }
+            }
+        });
+        Ok(workers)
+    }
+
+    async fn start(count: usize) -> Result<StampWorkers, String> {
+        let waiting: Rc<RefCell<HashMap<u32, Function>>> = Rc::default();
+        let mut slots = Vec::with_capacity(count);
+        for _ in 0..count {
+            let worker = Worker::new(WORKER_URL)
+                .map_err(|_| "this browser cannot start a Web Worker here".to_owned())?;
+            let (ready, ready_resolve, ready_reject) = deferred();
+            let ready_resolve = RefCell::new(Some(ready_resolve));
+            let waiting_for_done = waiting.clone();
+            let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+                let data = e.data();
+                match get(&data, "type").as_string().as_deref() {
+                    Some("ready") => {
+                        if let Some(r) = ready_resolve.borrow_mut().take() {
+                            let _ = r.call0(&JsValue::NULL);
+                        }
+                    }
+                    Some("done") => {
+                        let id = get(&data, "id").as_f64().unwrap_or(-1.0) as u32;
+                        if let Some(resolve) = waiting_for_done.borrow_mut().remove(&id) {
+                            let _ = resolve.call1(&JsValue::NULL, &data);
+                        }
+                    }
+                    _ => {}
+                }
+            });
+            worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+            worker.set_onerror(Some(&ready_reject));
+            let timeout = web_sys::window().map(|w| {
+                w.set_timeout_with_callback_and_timeout_and_arguments_0(
+                    &ready_reject,
+                    READY_TIMEOUT_MS,
+                )
+            });
+            let started = JsFuture::from(ready).await;
+            if let (Some(w), Some(Ok(id))) = (web_sys::window(), timeout) {
+                w.clear_timeout_with_handle(id);
+            }
+            worker.set_onerror(None);
+            if started.is_err() {
+                worker.terminate();
+                for s in &slots {
+                    let s: &Slot = s;
+                    s.worker.terminate();
+                }
+                return Err(format!(
+                    "the stamping worker {WORKER_URL} did not start: is it served next to the page?"
+                ));
+            }
+            slots.push(Slot {
+                worker,
+                in_flight: Cell::new(0),
+                _on_message: on_message,
+            });
+        }
+        Ok(StampWorkers {
+            slots,
+            waiting,
+            next_id: Cell::new(0),
+        })
+    }
+
+    /// Empties every worker's Resource Timing buffer (before a run).
+    pub fn reset(&self) {
+        for s in &self.slots {
+            let msg = js_sys::Object::new();
+            let _ = Reflect::set(&msg, &"type".into(), &"reset".into());
+            let _ = s.worker.post_message(&msg);
+        }
+    }
+
+    /// Aborts every request in flight in every worker; their partial data comes back.
+    pub fn abort_all(&self) {
+        for s in &self.slots {
+            let msg = js_sys::Object::new();
+            let _ = Reflect::set(&msg, &"type".into(), &"abort".into());
+            let _ = s.worker.post_message(&msg);
+        }
+    }
+
+    /// Sends one request through the least busy worker and waits for its capture.
+    pub async fn send(
+        &self,
+        spec: &HttpRequestSpec,
+        secret_headers: &[(String, String)],
+        timeout_ms: f64,
+        handle: &RunHandle,
+    ) -> Exchange {
+        let page_origin = web_sys::window()
+            .and_then(|w| w.performance())
+            .map_or(0.0, |p| p.time_origin());
+        if let Some(exchange) = bad_header(spec, secret_headers) {
+            return exchange;
+        }
+        let headers = js_sys::Array::new();
+        for (k, v) in spec.headers.iter().chain(secret_headers) {
+            headers.push(&js_sys::Array::of2(&k.into(), &v.into()));
+        }
+        let id = self.next_id.get();
+        self.next_id.set(id.wrapping_add(1));
+        let msg = js_sys::Object::new();
+        for (k, v) in [
+            ("type", JsValue::from_str("send")),
+            ("id", JsValue::from(id)),
+            ("url", JsValue::from_str(&spec.url)),
+            ("headers", headers.into()),
+            ("body", JsValue::from_str(&spec.body)),
+            ("timeoutMs", JsValue::from(timeout_ms.min(i32::MAX as f64))),
+        ] {
+            let _ = Reflect::set(&msg, &k.into(), &v);
+        }
+        let (done, resolve, _reject) = deferred();
+        self.waiting.borrow_mut().insert(id, resolve);
+        let slot = self
+            .slots
+            .iter()
+            .min_by_key(|s| s.in_flight.get())
+            .expect("at least one worker");
+        slot.in_flight.set(slot.in_flight.get() + 1);
+        let posted = slot.worker.post_message(&msg);
+        let data = match posted {
+            Ok(()) => JsFuture::from(done).await.unwrap_or(JsValue::UNDEFINED),
+            Err(_) => JsValue::UNDEFINED,
+        };
+        slot.in_flight.set(slot.in_flight.get() - 1);
+        self.waiting.borrow_mut().remove(&id);
+        exchange_of(&data, spec, page_origin, timeout_ms, handle)
+    }
+}
+
+/// A promise with its resolve and reject functions.
+fn deferred() -> (Promise, Function, Function) {
+    let mut out = (None, None);
+    let promise = Promise::new(&mut |resolve, reject| out = (Some(resolve), Some(reject)));
+    let (resolve, reject) = out;
+    (
+        promise,
+        resolve.expect("Promise runs its executor at once"),
+        reject.expect("Promise runs its executor at once"),
+    )
+}
+
+/// A worker's `done` message as an exchange on the page's clock.
+fn exchange_of(
+    data: &JsValue,
+    spec: &HttpRequestSpec,
+    page_origin: f64,
+    timeout_ms: f64,
+    handle: &RunHandle,
+) -> Exchange {
+    let worker_origin = get(data, "timeOrigin").as_f64().unwrap_or(page_origin);
+    let clock = |t: f64| to_page_clock(t, worker_origin, page_origin);
+    let num = |key: &str| get(data, key).as_f64();
+    let text = |key: &str| get(data, key).as_string();
+    let sent_at = num("sentAt").unwrap_or(0.0);
+    let times: Vec<f64> = get(data, "times")
+        .dyn_into::<Float64Array>()
+        .map(|a| a.to_vec())
+        .unwrap_or_default();
+    let sizes: Vec<u32> = get(data, "sizes")
+        .dyn_into::<Uint32Array>()
+        .map(|a| a.to_vec())
+        .unwrap_or_default();
+    let body: Vec<u8> = get(data, "body")
+        .dyn_into::<Uint8Array>()
+        .map(|a| a.to_vec())
+        .unwrap_or_default();
+    let end_at = clock(num("endAt").unwrap_or(sent_at));
+    let end = if data.is_undefined() {
+        CaptureEnd::Failed {
+            at: end_at,
+            outcome: Outcome::NetworkError {
+                message: "the stamping worker stopped answering: reload the page and run again"
+                    .into(),
+            },
+        }
+    } else {
+        match text("end").as_deref() {
+            Some("http_error") => CaptureEnd::HttpError {
+                at: end_at,
+                body: text("errorBody").unwrap_or_default(),
+            },
+            Some("failed") => {
+                let message = text("error").unwrap_or_else(|| "network error".into());
+                let outcome = failure(Failure {
+                    timed_out: get(data, "timedOut").as_bool() == Some(true),
+                    timeout_ms,
+                    cancelled: handle.is_cancelled(),
+                    during_body: get(data, "duringBody").as_bool() == Some(true),
+                    url: &spec.url,
+                    message: &message,
+                });
+                CaptureEnd::Failed {
+                    at: end_at,
+                    outcome,
+                }
+            }
+            _ => CaptureEnd::Finished { at: end_at },
+        }
+    };
+    let head = num("headersAt").map(|at| CapturedHead {
+        at: clock(at),
+        status: num("status").unwrap_or(0.0) as u16,
+        content_type: text("contentType"),
+    });
+    let reads = times
+        .iter()
+        .zip(&sizes)
+        .map(|(t, b)| Read {
+            at: clock(*t),
+            bytes: *b,
+        })
+        .collect();
+    Exchange {
+        capture: Capture {
+            sent_at: clock(sent_at),
+            head,
+            body,
+            reads,
+            end,
+        },
+        server_request_id: text("requestId"),
+        browser_queue_ms: num("queueMs"),
+        sent_epoch_ms: (!data.is_undefined()).then_some(worker_origin + sent_at),
+        protocol: text("protocol").filter(|p| !p.is_empty()),
+    }
+}
