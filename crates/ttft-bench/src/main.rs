@@ -9,6 +9,7 @@
 
 mod accuracy;
 mod bench_report;
+mod fidelity;
 mod floor;
 mod peers;
 mod synthetic;
@@ -26,34 +27,56 @@ use ttft_e2e::*;
 use crate::accuracy::{ClientRequest, agreement, errors};
 use crate::synthetic::synthetic_report;
 
-/// Opens a fresh page with no saved runs.
-async fn fresh_page(c: &Client, studio: &Studio) -> Result<()> {
+/// Opens a fresh page with no saved runs; `query` (`?stamping=page`) goes into its URL.
+async fn fresh_page(c: &Client, studio: &Studio, query: &str) -> Result<()> {
     c.goto(&studio.url).await?;
     c.execute("localStorage.removeItem('ttft-studio.runs')", vec![])
         .await?;
-    c.goto(&studio.url).await?;
+    c.goto(&format!("{}/{query}", studio.url)).await?;
     wait_text(c, "clock-status", 10, |t| t.contains("µs")).await?;
     Ok(())
+}
+
+/// How a studio run reaches the reference endpoint and where it stamps.
+struct Setup {
+    /// Page URL query choosing the stamping (`""` = the default).
+    query: &'static str,
+    /// Main base URL (`""` = the page's origin).
+    base_url: String,
+    /// Shard base URLs.
+    shards: Vec<String>,
+}
+
+impl Setup {
+    /// The studio's defaults, against `base_url`.
+    fn plain(base_url: &str) -> Setup {
+        Setup {
+            query: "",
+            base_url: base_url.to_owned(),
+            shards: Vec::new(),
+        }
+    }
 }
 
 /// Runs a closed-loop chat scenario from the UI and returns the saved report.
 async fn ui_run(
     c: &Client,
     studio: &Studio,
-    base_url: &str,
+    setup: &Setup,
     model: &str,
     requests: usize,
     concurrency: usize,
     tokens: usize,
 ) -> Result<Report> {
-    fresh_page(c, studio).await?;
-    set_field(c, "base-url", base_url).await?;
+    fresh_page(c, studio, setup.query).await?;
+    set_field(c, "base-url", &setup.base_url).await?;
+    set_field(c, "shards", &setup.shards.join("\n")).await?;
     set_field(c, "model", model).await?;
     set_field(c, "requests", &requests.to_string()).await?;
     set_field(c, "concurrency", &concurrency.to_string()).await?;
-    // One warm-up request (excluded, as in the studio's default): it opens the connection and
-    // primes the CORS preflight cache, which would otherwise be paid by the first requests.
-    set_field(c, "warmup", "1").await?;
+    // One warm-up request per origin (excluded, as in the studio's default): it opens a
+    // connection and primes the CORS preflight cache, which the first requests would pay.
+    set_field(c, "warmup", &(1 + setup.shards.len()).to_string()).await?;
     set_field(c, "max-tokens", &tokens.to_string()).await?;
     click(c, "start-run").await?;
     wait_run_complete(c, 300).await?;
@@ -172,7 +195,7 @@ async fn chart_render(
     let mut times = Vec::new();
     let mut charts = 0;
     for _ in 0..reps {
-        fresh_page(c, studio).await?;
+        fresh_page(c, studio, "").await?;
         let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
         input.send_keys(path.to_str().context("path")?).await?;
         let (ids, ms) = drawn_charts(c, "report-charts", 120).await?;
@@ -197,7 +220,7 @@ async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
         );
         let full = serde_json::to_string(&report)?.len();
         // The link opens in the browser and shows the run's TTFT P50.
-        fresh_page(c, studio).await?;
+        fresh_page(c, studio, "").await?;
         c.goto(&link).await?;
         let shown = wait_text(c, "ttft-p50", 30, |t| t.ends_with("ms")).await?;
         let expected = ttft_core::report::Report::aggregates(&compact)
@@ -277,23 +300,16 @@ async fn main() -> Result<()> {
     results.insert("load".into(), load_times(&driver, &studio, 5).await?);
 
     let c = browser(&driver).await?;
-    // 1. Measurement error against ground truth (sim-bench: 20 ms steps, 100 tokens).
-    let mut accuracy = Vec::new();
-    for (conc, requests, base, transport) in [
-        (1usize, 10usize, String::new(), "HTTP/1.1"),
-        (16, 32, studio.tls_url.clone(), "HTTP/2 (TLS)"),
-        (64, 128, studio.tls_url.clone(), "HTTP/2 (TLS)"),
-    ] {
-        eprintln!("accuracy at concurrency {conc}…");
-        let report = ui_run(&c, &studio, &base, "sim-bench", requests, conc, 100).await?;
-        let a = agreement(studio.port, &studio_requests(&report)).await?;
-        let mut row = a.to_json();
-        row["concurrency"] = json!(conc);
-        row["requests"] = json!(requests);
-        row["transport"] = json!(transport);
-        accuracy.push(row);
-    }
-    results.insert("accuracy".into(), Value::Array(accuracy));
+    // 1. Measurement error against ground truth (sim-bench: 20 ms steps, 100 tokens): the
+    // studio, the browser's floor and peer clients side by side, over several rounds.
+    let rounds = std::env::var("TTFT_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    results.insert(
+        "fidelity".into(),
+        fidelity::fidelity(&c, &studio, &root, rounds).await?,
+    );
 
     // 2. Client capacity: sim-bench-fast (5 ms steps), one request per stream, 100 tokens.
     let mut capacity = Vec::new();
@@ -303,7 +319,7 @@ async fn main() -> Result<()> {
         let report = ui_run(
             &c,
             &studio,
-            &studio.tls_url,
+            &Setup::plain(&studio.tls_url),
             "sim-bench-fast",
             conc,
             conc,

@@ -437,7 +437,8 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
     Ok(())
 }
 
-/// Cancel keeps partial results: requests in flight end as `aborted`, the run is saved.
+/// Cancel keeps partial results: requests in flight end as `aborted`, the run is saved; a
+/// timeout likewise ends requests as `timeout` with their partial data.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn cancel_keeps_partial_results() -> anyhow::Result<()> {
@@ -473,6 +474,32 @@ async fn cancel_keeps_partial_results() -> anyhow::Result<()> {
             .iter()
             .all(|r| r.metrics.ttft_ms.is_some() && r.metrics.output_events > 0)
     );
+
+    // A timeout in the stamping worker ends the request the same way: partial data kept, and
+    // the message says what to change.
+    set_field(c, "requests", "2").await?;
+    set_field(c, "timeout", "2").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 30).await?;
+    let run = saved_runs(c).await?.remove(0);
+    assert_eq!(run.requests.len(), 2);
+    for r in &run.requests {
+        assert_eq!(r.outcome.kind(), "timeout", "{:?}", r.outcome);
+        assert!(
+            r.outcome
+                .message()
+                .unwrap_or("")
+                .contains("raise the timeout"),
+            "{:?}",
+            r.outcome
+        );
+        assert!(r.metrics.ttft_ms.is_some() && r.metrics.output_events > 0);
+        let e2e = r.metrics.e2e_ms.expect("ended");
+        assert!(
+            (1900.0..2600.0).contains(&e2e),
+            "ended at the timeout: {e2e} ms"
+        );
+    }
     session.client.clone().close().await?;
     Ok(())
 }
