@@ -130,6 +130,9 @@ pub fn markdown(r: &Value) -> String {
             f(&a["request_send"]["p99_ms"], 3),
         ));
     }
+    if r.get("fidelity").is_some() {
+        s.push_str(&fidelity_markdown(r));
+    }
     s.push_str("\n## 2. Client capacity\n\n");
     s.push_str("Model `sim-bench-fast` (5 ms steps, so 200 chunks/s per stream) over HTTP/2, one 100-token request per stream (after one warm-up request), all started together. Aggregate rate = chunks the tab received / time from the first to the last chunk.\n\n");
     s.push_str("| Streams | Chunks/s received | ITL error P50 | P99 | max | Requests not compared |\n|---|---|---|---|---|---|\n");
@@ -248,4 +251,312 @@ fn why(r: &Value) -> String {
         s.push_str("- **Bundle.** Over budget: everything the app does is in one wasm module loaded before the studio is usable (the views, the store, the measurement core with every dialect and rule, the chart options). Loading the chart options and ECharts only when a report is shown would take them out of the first load.\n");
     }
     s
+}
+
+/// The three figures the fidelity tables show: (error kind, percentile, title).
+const FIDELITY_METRICS: [(&str, &str, &str); 3] = [
+    ("itl_error", "p99_ms", "Per-gap ITL |error| P99"),
+    ("itl_error", "p50_ms", "Per-gap ITL |error| P50"),
+    ("ttft_error", "p99_ms", "TTFT |error| P99"),
+];
+
+/// Median, min and max of one figure over a fidelity row's rounds (`None` when no round has it).
+fn over_rounds(row: &Value, error: &str, pct: &str) -> Option<(f64, f64, f64)> {
+    let v = ttft_core::stats::sorted(
+        &row["rounds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r[error][pct].as_f64())
+            .collect::<Vec<_>>(),
+    );
+    let n = v.len();
+    let median = match n {
+        0 => return None,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    };
+    Some((median, v[0], v[n - 1]))
+}
+
+/// `client · transport`, the name of a fidelity column.
+fn column(row: &Value) -> String {
+    format!(
+        "{} · {}",
+        row["client"].as_str().unwrap_or("?"),
+        row["transport"].as_str().unwrap_or("?")
+    )
+}
+
+/// The row of `kind` at `streams` with the lowest median of one figure, and that median.
+fn best_of<'a>(
+    rows: &'a [Value],
+    kind: &str,
+    streams: u64,
+    error: &str,
+    pct: &str,
+) -> Option<(&'a Value, f64)> {
+    rows.iter()
+        .filter(|r| r["kind"] == kind && r["streams"].as_u64() == Some(streams))
+        .filter_map(|r| over_rounds(r, error, pct).map(|(m, _, _)| (r, m)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// `met`, or how far above `limit` the measured value is.
+fn fidelity_verdict(measured: f64, limit: f64) -> String {
+    if measured <= limit {
+        "met".to_owned()
+    } else if limit > 0.0 {
+        format!(
+            "missed by {:.2} ms ({:.1}×)",
+            measured - limit,
+            measured / limit
+        )
+    } else {
+        format!("missed by {:.2} ms", measured - limit)
+    }
+}
+
+/// Studio, floor probe and peer tools side by side against ground truth (`r["fidelity"]`):
+/// one table per figure (median of rounds and their range), then each target of the studio
+/// met or missed, and where the browser's own floor is above a peer, by how much.
+pub fn fidelity_markdown(r: &Value) -> String {
+    let fid = &r["fidelity"];
+    let rows: Vec<Value> = fid["rows"].as_array().cloned().unwrap_or_default();
+    let mut levels: Vec<u64> = rows.iter().filter_map(|x| x["streams"].as_u64()).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let mut columns: Vec<String> = Vec::new();
+    for x in &rows {
+        let c = column(x);
+        if !columns.contains(&c) {
+            columns.push(c);
+        }
+    }
+    let mut s = String::from("\n### Studio, browser floor and peers side by side\n\n");
+    s.push_str(&format!(
+        "Every client runs the same closed-loop load (`sim-bench`, 100 tokens per request) against the same reference endpoint and is compared with its ground truth the same way (above). The **floor probe** (`/public/probe.html`) is a page with no framework and no parsing: `fetch`, read, `performance.now()` into a preallocated array, on the page's main thread or in a dedicated worker; its reads are replayed through the core after the run, so its chunks are counted exactly as the studio's. Its error is the least a browser client can reach on this machine. **Peers** are benchmark tools outside the browser. Each cell is the median over {}, with the range (min–max) across rounds in brackets; requests whose chunks could not be matched with the server's are left out (listed below the tables).\n",
+        match fid["rounds"].as_u64() {
+            Some(1) => "1 round".to_owned(),
+            Some(n) => format!("{n} rounds"),
+            None => "the rounds".to_owned(),
+        }
+    ));
+    for (error, pct, title) in FIDELITY_METRICS {
+        s.push_str(&format!("\n**{title}**\n\n| Streams |"));
+        for c in &columns {
+            s.push_str(&format!(" {c} |"));
+        }
+        s.push_str("\n|---|");
+        s.push_str(&"---|".repeat(columns.len()));
+        s.push('\n');
+        for &l in &levels {
+            s.push_str(&format!("| {l} |"));
+            for c in &columns {
+                let cell = rows
+                    .iter()
+                    .find(|x| x["streams"].as_u64() == Some(l) && column(x) == *c)
+                    .and_then(|x| over_rounds(x, error, pct));
+                s.push_str(&match cell {
+                    None => " — |".to_owned(),
+                    Some((m, lo, hi)) if lo == hi => format!(" {m:.3} ms |"),
+                    Some((m, lo, hi)) => format!(" {m:.3} ms ({lo:.3}–{hi:.3}) |"),
+                });
+            }
+            s.push('\n');
+        }
+    }
+    let not_compared: Vec<String> = rows
+        .iter()
+        .filter_map(|x| {
+            let n: u64 = x["rounds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|q| {
+                    q["mismatched_requests"].as_u64().unwrap_or(0)
+                        + q["failed_requests"].as_u64().unwrap_or(0)
+                })
+                .sum();
+            (n > 0).then(|| format!("{} at {} streams: {n}", column(x), x["streams"]))
+        })
+        .collect();
+    s.push_str(&format!(
+        "\nRequests not compared (mismatched or failed, all rounds): {}.\n",
+        if not_compared.is_empty() {
+            "none".to_owned()
+        } else {
+            not_compared.join("; ")
+        }
+    ));
+    for k in fid["skipped"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "\n- Not run: **{}**: {}",
+            k["client"].as_str().unwrap_or("?"),
+            k["reason"].as_str().unwrap_or("?")
+        ));
+    }
+    if fid["skipped"].as_array().is_some_and(|k| !k.is_empty()) {
+        s.push('\n');
+    }
+
+    s.push_str("\n**Targets** (P99 |error|, median of rounds; the floor at a level is the floor probe's best run for that figure, whichever transport and thread, the best peer the peer with the lowest median):\n\n| Streams | Target | Studio over | Measured | Limit | Verdict |\n|---|---|---|---|---|---|\n");
+    let figures = [("itl_error", "per-gap ITL"), ("ttft_error", "TTFT")];
+    let mut browser_gaps = Vec::new();
+    for &l in &levels {
+        for studio in rows
+            .iter()
+            .filter(|x| x["kind"] == "studio" && x["streams"].as_u64() == Some(l))
+        {
+            let who = studio["transport"].as_str().unwrap_or("?");
+            for (error, name) in figures {
+                let Some((m, _, _)) = over_rounds(studio, error, "p99_ms") else {
+                    continue;
+                };
+                let mut line = |target: String, limit: Option<(f64, String)>| {
+                    s.push_str(&match limit {
+                        Some((limit, from)) => format!(
+                            "| {l} | {target} | {who} | {m:.3} ms | {limit:.3} ms{from} | {} |\n",
+                            fidelity_verdict(m, limit)
+                        ),
+                        None => {
+                            format!("| {l} | {target} | {who} | {m:.3} ms | — | not measured |\n")
+                        }
+                    });
+                };
+                let floor = best_of(&rows, "floor", l, error, "p99_ms");
+                line(
+                    format!("{name} within 1.5× the floor"),
+                    floor.map(|(f, v)| (1.5 * v, format!(" (1.5 × {v:.3}, {})", column(f)))),
+                );
+                if l == 1 {
+                    let goal = if error == "itl_error" { 0.5 } else { 0.2 };
+                    line(format!("{name} ≤ {goal} ms"), Some((goal, String::new())));
+                } else {
+                    let peer = best_of(&rows, "peer", l, error, "p99_ms");
+                    line(
+                        format!("{name} no worse than the best peer"),
+                        peer.map(|(p, v)| {
+                            (v, format!(" ({})", p["client"].as_str().unwrap_or("?")))
+                        }),
+                    );
+                }
+            }
+        }
+        for (error, name) in figures {
+            if let (Some((f, fv)), Some((p, pv))) = (
+                best_of(&rows, "floor", l, error, "p99_ms"),
+                best_of(&rows, "peer", l, error, "p99_ms"),
+            ) && fv > pv
+            {
+                browser_gaps.push(format!(
+                    "- At {l} streams the floor's {name} P99 ({fv:.3} ms, {}) is above {}'s ({pv:.3} ms) by {:.3} ms{}: no browser client can close that gap on this machine. It is the browser's (its network stack, `fetch` and the event loop between the socket and the script), and it is what a user of a browser app experiences.\n",
+                    column(f),
+                    p["client"].as_str().unwrap_or("?"),
+                    fv - pv,
+                    if pv > 0.0 { format!(" ({:.1}×)", fv / pv) } else { String::new() },
+                ));
+            }
+        }
+    }
+    if !browser_gaps.is_empty() {
+        s.push('\n');
+        s.push_str(&browser_gaps.concat());
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::fidelity_markdown;
+
+    /// A fidelity row with one round per `(itl P99, itl P50, ttft P99)`.
+    fn row(
+        client: &str,
+        kind: &str,
+        transport: &str,
+        streams: u64,
+        rounds: &[(f64, f64, f64)],
+    ) -> Value {
+        json!({
+            "client": client, "kind": kind, "transport": transport, "streams": streams,
+            "requests": 10,
+            "rounds": rounds.iter().map(|&(p99, p50, ttft)| json!({
+                "itl_error": {"n": 990, "p50_ms": p50, "p99_ms": p99, "max_ms": p99 * 2.0},
+                "ttft_error": {"n": 10, "p50_ms": ttft / 2.0, "p99_ms": ttft, "max_ms": ttft},
+                "mismatched_requests": 0, "failed_requests": 0, "chunks": 1000,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The verdict of the targets-table line for `streams` whose target starts with `target`.
+    fn verdict(md: &str, streams: u64, target: &str) -> String {
+        let prefix = format!("| {streams} | {target}");
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no target line {prefix:?} in\n{md}"));
+        line.trim_end_matches('|')
+            .rsplit('|')
+            .next()
+            .unwrap()
+            .trim()
+            .to_owned()
+    }
+
+    #[test]
+    fn fidelity_verdicts_come_out_right() {
+        let r = json!({ "fidelity": {
+            "rounds": 3,
+            "rows": [
+                // 1 stream: ITL median 0.45 ≤ 0.5 and ≤ 1.5 × 0.32; TTFT median 0.3 > 0.2.
+                row("studio", "studio", "HTTP/1.1", 1, &[(0.4, 0.05, 0.3), (0.45, 0.05, 0.25), (0.6, 0.05, 0.35)]),
+                row("floor probe", "floor", "HTTP/1.1", 1, &[(0.3, 0.04, 0.1), (0.35, 0.04, 0.1), (0.32, 0.04, 0.1)]),
+                row("floor probe", "floor", "HTTP/2 (TLS)", 1, &[(0.9, 0.04, 0.3), (0.8, 0.04, 0.3), (1.0, 0.04, 0.3)]),
+                // 16 streams: studio 6 ms; floor best 2.2 (HTTP/2) → limit 3.3; peer 1.1.
+                row("studio", "studio", "HTTP/2 (TLS)", 16, &[(5.0, 0.2, 1.0), (6.0, 0.2, 1.0), (7.0, 0.2, 1.0)]),
+                row("floor probe", "floor", "sharded HTTP/1.1", 16, &[(3.0, 0.2, 2.0), (3.5, 0.2, 2.0), (4.0, 0.2, 2.0)]),
+                row("floor probe", "floor", "HTTP/2 (TLS)", 16, &[(2.0, 0.2, 0.8), (2.2, 0.2, 0.8), (2.5, 0.2, 0.8)]),
+                row("vllm bench serve 0.9", "peer", "HTTP/1.1", 16, &[(1.0, 0.1, 5.0), (1.2, 0.1, 5.0), (1.1, 0.1, 5.0)]),
+                row("aiperf", "peer", "HTTP/1.1", 16, &[(9.0, 0.1, 4.0), (9.0, 0.1, 4.0), (9.0, 0.1, 4.0)]),
+            ],
+            "skipped": [{"client": "sglang bench_serving", "reason": "not installed"}],
+        }});
+        let md = fidelity_markdown(&r);
+        // Medians and ranges in the tables.
+        assert!(md.contains("| 0.450 ms (0.400–0.600) |"), "{md}");
+        assert!(md.contains("| 1 |"), "{md}");
+        assert_eq!(verdict(&md, 1, "per-gap ITL within 1.5× the floor"), "met");
+        assert_eq!(verdict(&md, 1, "per-gap ITL ≤ 0.5 ms"), "met");
+        assert_eq!(verdict(&md, 1, "TTFT ≤ 0.2 ms"), "missed by 0.10 ms (1.5×)");
+        // TTFT floor at 1 stream is 0.1 (HTTP/1.1): limit 0.15, studio 0.3.
+        assert_eq!(
+            verdict(&md, 1, "TTFT within 1.5× the floor"),
+            "missed by 0.15 ms (2.0×)"
+        );
+        assert_eq!(
+            verdict(&md, 16, "per-gap ITL within 1.5× the floor"),
+            "missed by 2.70 ms (1.8×)"
+        );
+        // Best peer for ITL is vLLM (1.1), for TTFT aiperf (4.0).
+        assert_eq!(
+            verdict(&md, 16, "per-gap ITL no worse than the best peer"),
+            "missed by 4.90 ms (5.5×)"
+        );
+        assert_eq!(verdict(&md, 16, "TTFT no worse than the best peer"), "met");
+        assert!(
+            md.contains("(1.5 × 2.200, floor probe · HTTP/2 (TLS))"),
+            "{md}"
+        );
+        // The floor is above the best peer for ITL at 16 streams (2.2 vs 1.1), not for TTFT.
+        assert!(
+            md.contains("At 16 streams the floor's per-gap ITL P99 (2.200 ms, floor probe · HTTP/2 (TLS)) is above vllm bench serve 0.9's (1.100 ms) by 1.100 ms (2.0×)"),
+            "{md}"
+        );
+        assert!(!md.contains("floor's TTFT P99"), "{md}");
+        assert!(md.contains("sglang bench_serving**: not installed"), "{md}");
+        assert!(md.contains("Requests not compared (mismatched or failed, all rounds): none."));
+    }
 }

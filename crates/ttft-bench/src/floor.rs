@@ -1,9 +1,310 @@
 //! The browser's floor: a probe page with no framework and no parsing (fetch, read,
-//! `performance.now()` into a preallocated array) over HTTP/1.1, sharded HTTP/1.1 and HTTP/2.
+//! `performance.now()` into a preallocated array) over HTTP/1.1, sharded HTTP/1.1 and HTTP/2,
+//! on the page's main thread or in a dedicated worker.
+//!
+//! The page (`public/probe.html`, served at `/public/probe.html`, cross-origin isolated like the
+//! studio) stamps every read and keeps its bytes untouched. Only after the run are the reads
+//! replayed through the core here (a [`Capture`], as the studio's own recordings are), so an
+//! event arrives at the stamp of the read that completed it, exactly as in the studio, and the
+//! content arrivals are the studio's replay points of kind `a`: one per chunk the server's
+//! ground truth lists, whether a read carried one chunk (the usual case), the role chunk with
+//! the first content chunk, the finish chunk and `[DONE]`, or several coalesced chunks.
 
-use anyhow::Result;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use fantoccini::Client;
+use serde_json::{Value, json};
+use ttft_core::capture::{Capture, CaptureEnd, CapturedHead};
+use ttft_core::report::replay_of;
+use ttft_core::timeline::{Outcome, Read};
+use ttft_e2e::Studio;
+
+use crate::accuracy::{ClientRequest, agreement};
+
+/// How the probe reaches the reference endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// One HTTP/1.1 origin (the studio's own): at most 6 connections, so one stream.
+    Http1,
+    /// The studio's origin and [`Studio::shard_urls`] round-robin: 12 × 6 HTTP/1.1 connections.
+    ShardedHttp1,
+    /// One HTTP/2 origin over TLS ([`Studio::tls_url`], self-signed, accepted by the browser
+    /// `ttft_e2e::browser` starts): every stream on one connection.
+    Http2,
+}
+
+impl Transport {
+    /// The name the results use.
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::Http1 => "HTTP/1.1",
+            Transport::ShardedHttp1 => "sharded HTTP/1.1",
+            Transport::Http2 => "HTTP/2 (TLS)",
+        }
+    }
+
+    /// The base URLs request `i` goes to in turn (`urls[i % len]`).
+    pub fn urls(self, studio: &Studio) -> Vec<String> {
+        match self {
+            Transport::Http1 => vec![studio.url.clone()],
+            Transport::ShardedHttp1 => std::iter::once(studio.url.clone())
+                .chain(studio.shard_urls.iter().cloned())
+                .collect(),
+            Transport::Http2 => vec![studio.tls_url.clone()],
+        }
+    }
+
+    /// The ALPN protocol (`nextHopProtocol`) its requests should use.
+    fn protocol(self) -> &'static str {
+        match self {
+            Transport::Http1 | Transport::ShardedHttp1 => "http/1.1",
+            Transport::Http2 => "h2",
+        }
+    }
+}
+
+/// Where the probe's read loop runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Thread {
+    /// The page's main thread (as a page-based app stamps).
+    Page,
+    /// A dedicated worker, whose thread nothing else uses (as the studio's stamping worker).
+    Worker,
+}
+
+impl Thread {
+    /// The client name the results use.
+    pub fn client(self) -> &'static str {
+        match self {
+            Thread::Page => "floor probe (page)",
+            Thread::Worker => "floor probe (worker)",
+        }
+    }
+}
+
+/// The floor's runs: (streams, requests, transport, thread). One origin's six HTTP/1.1
+/// connections would queue 16 or 64 streams, so plain HTTP/1.1 runs at one stream only; at
+/// one stream the transports barely differ, so the worker runs there over HTTP/1.1 only.
+pub fn levels() -> Vec<(usize, usize, Transport, Thread)> {
+    use Thread::*;
+    use Transport::*;
+    vec![
+        (1, 10, Http1, Page),
+        (1, 10, Http1, Worker),
+        (1, 10, ShardedHttp1, Page),
+        (1, 10, Http2, Page),
+        (16, 32, ShardedHttp1, Page),
+        (16, 32, ShardedHttp1, Worker),
+        (16, 32, Http2, Page),
+        (16, 32, Http2, Worker),
+        (64, 128, ShardedHttp1, Page),
+        (64, 128, ShardedHttp1, Worker),
+        (64, 128, Http2, Page),
+        (64, 128, Http2, Worker),
+    ]
+}
+
+/// Model and answer length of every floor run (as the studio's accuracy runs).
+const MODEL: &str = "sim-bench";
+const MAX_TOKENS: usize = 100;
+
+/// One run of the probe, converted.
+struct ProbeRun {
+    requests: Vec<ClientRequest>,
+    /// `nextHopProtocol` of the measured requests, counted (`?` when the browser hid it).
+    protocols: BTreeMap<String, usize>,
+    /// Content chunks that arrived in the same read as an earlier content chunk.
+    coalesced_chunks: usize,
+    /// Whether the page or worker was cross-origin isolated (5 µs clock).
+    isolated: bool,
+    /// Where the loop ran, as the probe reports it (`page`, `worker`).
+    thread: String,
+}
+
+/// Runs the probe page and converts what it recorded into the requests the comparison reads.
+async fn probe(
+    c: &Client,
+    studio: &Studio,
+    transport: Transport,
+    thread: Thread,
+    streams: usize,
+    requests: usize,
+) -> Result<ProbeRun> {
+    // A closed loop of 128 requests at 20 ms per token takes well under a minute, but the
+    // default script timeout (30 s) would cut the 1-stream runs short on a loaded machine.
+    let mut timeouts = c.get_timeouts().await?;
+    timeouts.set_script(Some(Duration::from_secs(600)));
+    c.update_timeouts(timeouts).await?;
+    c.goto(&format!("{}/public/probe.html", studio.url)).await?;
+    let v = c
+        .execute_async(
+            "const [opts, done] = arguments;
+             if (typeof window.probe !== 'function') { done({ error: 'no window.probe: is dist/public/probe.html there?' }); return; }
+             window.probe(opts).then(done, (e) => done({ error: String(e) }));",
+            vec![json!({
+                "urls": transport.urls(studio), "model": MODEL, "streams": streams,
+                "requests": requests, "maxTokens": MAX_TOKENS, "worker": thread == Thread::Worker,
+            })],
+        )
+        .await?;
+    if let Some(e) = v["error"].as_str() {
+        anyhow::bail!("the probe failed: {e}");
+    }
+    let warmup_failed = v["warmupFailed"].as_array().map_or(0, Vec::len);
+    anyhow::ensure!(
+        warmup_failed == 0,
+        "the probe's warm-up failed: {}",
+        v["warmupFailed"]
+    );
+    let mut run = ProbeRun {
+        requests: Vec::new(),
+        protocols: BTreeMap::new(),
+        coalesced_chunks: 0,
+        isolated: v["crossOriginIsolated"].as_bool() == Some(true),
+        thread: v["thread"].as_str().unwrap_or("?").to_owned(),
+    };
+    for r in v["results"]
+        .as_array()
+        .context("the probe returned no results")?
+    {
+        let protocol = r["protocol"].as_str().unwrap_or("?").to_owned();
+        *run.protocols.entry(protocol).or_default() += 1;
+        let (request, coalesced) = convert(r)?;
+        run.coalesced_chunks += coalesced;
+        run.requests.push(request);
+    }
+    // A transport's label must be what the browser used (`?`: Resource Timing did not say).
+    let wrong: Vec<_> = run
+        .protocols
+        .keys()
+        .filter(|p| *p != "?" && *p != transport.protocol())
+        .collect();
+    anyhow::ensure!(
+        wrong.is_empty(),
+        "the probe over {} used {wrong:?}, not {}",
+        transport.label(),
+        transport.protocol()
+    );
+    Ok(run)
+}
+
+/// One probe result → the request the comparison reads, and how many of its content chunks
+/// shared a read with an earlier one. The reads go through the core as a [`Capture`] (t0 = 0),
+/// so each content chunk arrives at the stamp of the read that completed it.
+fn convert(r: &Value) -> Result<(ClientRequest, usize)> {
+    let times: Vec<f64> = r["times"]
+        .as_array()
+        .context("times")?
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    let sizes: Vec<u32> = r["bytes"]
+        .as_array()
+        .context("bytes")?
+        .iter()
+        .filter_map(|b| b.as_u64().map(|b| b as u32))
+        .collect();
+    anyhow::ensure!(times.len() == sizes.len(), "the probe lost a read's size");
+    let end = r["endMs"]
+        .as_f64()
+        .unwrap_or_else(|| times.last().copied().unwrap_or(0.0));
+    let capture = Capture {
+        sent_at: 0.0,
+        head: r["headersMs"].as_f64().map(|at| CapturedHead {
+            at,
+            status: r["status"].as_u64().unwrap_or(0) as u16,
+            content_type: r["contentType"].as_str().map(str::to_owned),
+        }),
+        body: r["body"].as_str().unwrap_or("").as_bytes().to_vec(),
+        reads: times
+            .iter()
+            .zip(&sizes)
+            .map(|(&at, &bytes)| Read { at, bytes })
+            .collect(),
+        end: match r["error"].as_str() {
+            Some(e) => CaptureEnd::Failed {
+                at: end,
+                outcome: Outcome::NetworkError {
+                    message: e.to_owned(),
+                },
+            },
+            None => CaptureEnd::Finished { at: end },
+        },
+    };
+    let timeline = capture.record(None)?;
+    let content: Vec<_> = replay_of(&timeline)
+        .into_iter()
+        .filter(|p| p.kind == 'a')
+        .collect();
+    let coalesced = content
+        .windows(2)
+        .filter(|w| w[0].at_ms == w[1].at_ms)
+        .count();
+    Ok((
+        ClientRequest {
+            request_id: r["requestId"].as_str().map(str::to_owned),
+            sent_epoch_ms: r["sentEpochMs"].as_f64(),
+            chunk_ms: content.iter().map(|p| p.at_ms).collect(),
+            ok: r["ok"].as_bool() == Some(true) && timeline.outcome.is_ok(),
+        },
+        coalesced,
+    ))
+}
+
+/// The floor probe's requests at `streams` closed-loop streams over `transport`, read on
+/// `thread` (`sim-bench`, 100 tokens, one warm-up request per origin excluded).
+pub async fn floor_in(
+    c: &Client,
+    studio: &Studio,
+    transport: Transport,
+    thread: Thread,
+    streams: usize,
+    requests: usize,
+) -> Result<Vec<ClientRequest>> {
+    Ok(probe(c, studio, transport, thread, streams, requests)
+        .await?
+        .requests)
+}
 
 /// `ttft-bench ROOT --floor-only`: runs the floor probe alone and prints its JSON.
 pub async fn standalone() -> Result<()> {
-    anyhow::bail!("not written yet")
+    let started = Instant::now();
+    let studio = ttft_e2e::start_studio().await?;
+    let driver = ttft_e2e::start_driver().await?;
+    let c = ttft_e2e::browser(&driver).await?;
+    let mut rows = Vec::new();
+    for (streams, requests, transport, thread) in levels() {
+        eprintln!(
+            "{} over {} at {streams} streams…",
+            thread.client(),
+            transport.label()
+        );
+        let t = Instant::now();
+        let run = probe(&c, &studio, transport, thread, streams, requests).await?;
+        let a = agreement(studio.port, &run.requests).await?;
+        let mut row = a.to_json();
+        row["client"] = json!(thread.client());
+        row["thread"] = json!(run.thread);
+        row["kind"] = json!("floor");
+        row["transport"] = json!(transport.label());
+        row["streams"] = json!(streams);
+        row["requests"] = json!(requests);
+        row["protocols"] = json!(run.protocols);
+        row["expected_protocol"] = json!(transport.protocol());
+        row["coalesced_chunks"] = json!(run.coalesced_chunks);
+        row["cross_origin_isolated"] = json!(run.isolated);
+        row["duration_s"] = json!((t.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+        rows.push(row);
+    }
+    c.close().await?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json!({
+            "rows": rows,
+            "duration_s": started.elapsed().as_secs_f64().round(),
+        }))?
+    );
+    Ok(())
 }
