@@ -12,10 +12,12 @@ use leptos::task::spawn_local;
 use reactive_stores::Store;
 use ttft_core::report::{EndpointInfo, Report};
 use ttft_core::request::{HeaderLineError, build_request};
-use ttft_core::scenario::{Job, connection_limit_warning, total_jobs};
+use ttft_core::scenario::{
+    HTTP1_CONNECTIONS_PER_ORIGIN, Job, connection_limit_warning, total_jobs,
+};
 
 use crate::browser::cancel::RunHandle;
-use crate::browser::fetch::{ModelsError, list_models};
+use crate::browser::fetch::{ModelsError, list_models, reference_origins};
 use crate::browser::pool::{Progress, RunPlan, run_phases};
 use crate::browser::stamper::Stamping;
 use crate::browser::storage;
@@ -194,9 +196,9 @@ pub fn start_run(studio: Studio) {
         Err(e) => return notify(studio, format!("cannot start: {e}")),
     };
     let bases = ep.bases();
-    if let Some(warning) = connection_limit_warning(&phases, &bases) {
-        notify(studio, warning);
-    }
+    let max_concurrency = phases.iter().map(|p| p.concurrency).max().unwrap_or(1) as usize;
+    let spread_over_reference_origins =
+        ep.is_reference() && bases.len() == 1 && max_concurrency > HTTP1_CONNECTIONS_PER_ORIGIN;
     let endpoint = EndpointInfo {
         base_url: ep.effective_base(),
         model: ep.wire_model(),
@@ -223,13 +225,6 @@ pub fn start_run(studio: Studio) {
     studio.state.shown().set(Shown::Live);
     let handle = RunHandle::default();
     studio.handle.set_value(Some(handle.clone()));
-    let dialect = ep.dialect;
-    let next_base = std::cell::Cell::new(0usize);
-    let build = Rc::new(move |job: &Job| {
-        let i = next_base.get();
-        next_base.set(i + 1);
-        build_request(&bases[i % bases.len()], dialect, &job.params)
-    });
     let on_batch = Rc::new(move |batch: Vec<_>, progress: Progress| {
         studio.state.live().update(|l| {
             if let Some(l) = l {
@@ -241,6 +236,37 @@ pub fn start_run(studio: Studio) {
     let metrics = sc.metrics_config();
     let timeout_ms = sc.timeout_s * 1e3;
     spawn_local(async move {
+        // Above 6 streams the reference endpoint is reached over all its HTTP/1.1 origins
+        // (sharding): the transport BENCHMARKS.md measured closest to the browser's floor,
+        // and it needs no certificate, unlike its HTTP/2 port.
+        let origins = if spread_over_reference_origins {
+            reference_origins().await
+        } else {
+            None
+        };
+        let bases = match origins {
+            Some(origins) => {
+                notify(
+                    studio,
+                    format!(
+                        "{max_concurrency} streams: spread over the reference endpoint's {} HTTP/1.1 origins (browsers open {HTTP1_CONNECTIONS_PER_ORIGIN} connections per origin)",
+                        origins.len()
+                    ),
+                );
+                origins
+            }
+            None => bases,
+        };
+        if let Some(warning) = connection_limit_warning(&phases, &bases) {
+            notify(studio, warning);
+        }
+        let dialect = ep.dialect;
+        let next_base = std::cell::Cell::new(0usize);
+        let build = Rc::new(move |job: &Job| {
+            let i = next_base.get();
+            next_base.set(i + 1);
+            build_request(&bases[i % bases.len()], dialect, &job.params)
+        });
         let stamping = Stamping::choose().await;
         studio.state.live().update(|l| {
             if let Some(l) = l {

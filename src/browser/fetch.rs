@@ -352,6 +352,33 @@ pub async fn sleep_ms(ms: f64) {
     let _ = JsFuture::from(p).await;
 }
 
+/// The built-in reference endpoint's HTTP/1.1 origins (`GET /v1/transports` on the page's own
+/// server), the page's first: more than one when it listens on extra ports. `None` when it has
+/// one or does not say.
+pub async fn reference_origins() -> Option<Vec<String>> {
+    let window = web_sys::window()?;
+    let location = window.location();
+    let (protocol, hostname) = (location.protocol().ok()?, location.hostname().ok()?);
+    let url = format!("{}/v1/transports", super::page_origin());
+    let resp: Response = JsFuture::from(window.fetch_with_str(&url))
+        .await
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    if !resp.ok() {
+        return None;
+    }
+    let text = JsFuture::from(resp.text().ok()?).await.ok()?.as_string()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let origins: Vec<String> = v["http1_ports"]
+        .as_array()?
+        .iter()
+        .filter_map(|p| p.as_u64())
+        .map(|port| format!("{protocol}//{hostname}:{port}"))
+        .collect();
+    (origins.len() > 1).then_some(origins)
+}
+
 /// Why the model list could not be had.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModelsError {

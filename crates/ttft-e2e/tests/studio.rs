@@ -322,6 +322,8 @@ async fn http_and_network_errors_are_explained() -> anyhow::Result<()> {
 async fn browser_queue_over_http1_and_none_over_http2() -> anyhow::Result<()> {
     let session = open_studio().await?;
     let c = &session.client;
+    // One origin named explicitly: the browser's 6 connections are all there is.
+    set_field(c, "base-url", &session.studio.url).await?;
     set_field(c, "model", "sim-fast").await?;
     set_field(c, "requests", "12").await?;
     set_field(c, "concurrency", "12").await?;
@@ -346,6 +348,27 @@ async fn browser_queue_over_http1_and_none_over_http2() -> anyhow::Result<()> {
         "6 connections per origin: about half of 12 must wait: {q1:?}"
     );
     c.find(Locator::Css("[data-finding=browser_queue]")).await?;
+    // The built-in reference endpoint (no base URL): above 6 streams the studio spreads the
+    // requests over the server's HTTP/1.1 origins by itself, and none waits.
+    set_field(c, "base-url", "").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 90).await?;
+    let notice = wait_text(c, "notice", 5, |t| t.contains("spread over")).await?;
+    assert!(
+        notice.contains(&format!("{} HTTP/1.1 origins", 1 + SHARD_PORTS)),
+        "{notice}"
+    );
+    let sharded = saved_runs(c).await?.remove(0);
+    assert_eq!(sharded.transports(), vec![("HTTP/1.1".to_owned(), 12)]);
+    let qs: Vec<f64> = sharded
+        .requests
+        .iter()
+        .filter_map(|r| r.browser_queue_ms)
+        .collect();
+    assert!(
+        qs.iter().all(|q| *q < 100.0),
+        "12 origins × 6 connections carry 12 streams: {qs:?}"
+    );
     set_field(c, "base-url", &session.studio.tls_url).await?;
     click(c, "start-run").await?;
     wait_run_complete(c, 90).await?;

@@ -1,7 +1,8 @@
 //! ttft-server: serves the built studio and the reference endpoint.
 //!
 //! [`app`] builds the router: the OpenAI-compatible simulator under `/v1` (see [`sim`] for the
-//! latency model), ground truth at `/v1/ground-truth/{id}`, Prometheus metrics at `/metrics`,
+//! latency model), ground truth at `/v1/ground-truth/{id}` (and the records since a time at
+//! `/v1/ground-truth?since=`), Prometheus metrics at `/metrics`,
 //! and the app's static files with `Cross-Origin-Opener-Policy`/`-Embedder-Policy` so the page
 //! is cross-origin isolated and `performance.now()` has 5 µs resolution.
 
@@ -44,8 +45,11 @@ pub fn api_router(state: ApiState) -> Router {
         .route("/v1/completions", post(api::completions))
         .route("/v1/messages", post(api::messages))
         .route("/v1/models", get(api::models))
+        .route("/v1/transports", get(api::transports))
+        .route("/v1/ground-truth", get(api::ground_truth_since))
         .route("/v1/ground-truth/{id}", get(api::ground_truth))
         .route("/metrics", get(api::metrics))
+        .route("/server_info", get(api::server_info))
         .route("/healthz", get(|| async { "ok" }))
         .with_state(state)
         .layer(SetResponseHeaderLayer::overriding(
@@ -112,7 +116,18 @@ pub async fn serve_all(
     tls: Option<std::net::TcpListener>,
     config: Config,
 ) -> std::io::Result<()> {
-    let router = app(config);
+    let transports = api::Transports {
+        http1_ports: listeners
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .map(|a| a.port())
+            .collect(),
+        tls_port: tls
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+            .map(|a| a.port()),
+    };
+    let router = app(config).layer(axum::Extension(transports));
     let mut tasks = tokio::task::JoinSet::new();
     for l in listeners {
         // Every chunk must leave at once: no Nagle delay on small SSE writes.

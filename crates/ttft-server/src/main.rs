@@ -68,7 +68,7 @@ fn main() -> anyhow::Result<()> {
         println!("ttft-studio: http://{addr}/  (reference endpoint: http://{addr}/v1)");
         if !shards.is_empty() {
             println!(
-                "shard URLs for concurrency above 6 (same simulator): {}",
+                "more HTTP/1.1 origins (same simulator; the studio spreads runs above 6 streams over them): {}",
                 shards.join(" ")
             );
         }

@@ -422,6 +422,53 @@ async fn ground_truth_models_metrics_and_headers() {
 }
 
 #[tokio::test]
+async fn ground_truth_since_lists_records_in_receipt_order() {
+    let app = server();
+    let before_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        * 1e3;
+    let mut ids = Vec::new();
+    for model in ["sim-fast", "sim-coalesce", "sim-fast"] {
+        let (s, headers, _) = post(&app, "/v1/chat/completions", chat(model, 4), &[]).await;
+        assert_eq!(s, StatusCode::OK);
+        ids.push(headers["x-request-id"].to_str().unwrap().to_owned());
+    }
+    let list = |path: String| {
+        let app = app.clone();
+        async move {
+            let (s, body) = get(&app, &path).await;
+            assert_eq!(s, StatusCode::OK);
+            let v: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(v["object"], "list");
+            v["data"].as_array().unwrap().clone()
+        }
+    };
+    let all = list(format!("/v1/ground-truth?since={before_ms}")).await;
+    let got: Vec<&str> = all.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(got, ids.iter().map(String::as_str).collect::<Vec<_>>());
+    // Whole records, as `/v1/ground-truth/{id}` gives them.
+    assert_eq!(all[0]["chunks"].as_array().unwrap().len(), 4);
+    assert!(all[0]["received_unix_ms"].as_f64().unwrap() >= before_ms);
+    let fast = list(format!("/v1/ground-truth?since={before_ms}&model=sim-fast")).await;
+    let got: Vec<&str> = fast.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(got, [ids[0].as_str(), ids[2].as_str()]);
+    assert_eq!(list("/v1/ground-truth".into()).await.len(), 3);
+    assert!(
+        list(format!("/v1/ground-truth?since={}", before_ms + 3.6e6))
+            .await
+            .is_empty()
+    );
+    let (s, _) = get(&app, "/v1/ground-truth?since=yesterday").await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    // SGLang's bench_serving reads its server's internals after a run: none here, and JSON.
+    let (s, body) = get(&app, "/server_info").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert!(serde_json::from_slice::<Value>(&body).is_ok());
+}
+
+#[tokio::test]
 async fn app_pages_are_cross_origin_isolated() {
     let dir = std::env::temp_dir().join(format!("ttft-dist-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -532,4 +579,51 @@ async fn tls_listener_gets_a_valid_self_signed_certificate() {
             .await
             .is_ok()
     );
+}
+
+/// A server on several listeners says which ports it has, so a browser can shard over them;
+/// the bare router (no listeners) says it has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transports_list_every_listener_main_port_first() {
+    let mut listeners = Vec::new();
+    let mut ports = Vec::new();
+    for _ in 0..3 {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        ports.push(l.local_addr().unwrap().port());
+        listeners.push(l);
+    }
+    let tls = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let tls_port = tls.local_addr().unwrap().port();
+    tokio::spawn(ttft_server::serve_all(
+        listeners,
+        Some(tls),
+        ttft_server::Config {
+            dist: None,
+            seed: 1,
+        },
+    ));
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // Every listener serves the same answer.
+    for port in [ports[0], ports[2]] {
+        let mut sock = loop {
+            match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+                Ok(s) => break s,
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+            }
+        };
+        sock.write_all(b"GET /v1/transports HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut resp = Vec::new();
+        sock.read_to_end(&mut resp).await.unwrap();
+        let text = String::from_utf8_lossy(&resp).to_string();
+        let body: Value = serde_json::from_str(&text[text.find("\r\n\r\n").unwrap() + 4..])
+            .unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert_eq!(body["http1_ports"], json!(ports));
+        assert_eq!(body["tls_port"], json!(tls_port));
+    }
+    let (status, body) = get(&server(), "/v1/transports").await;
+    assert_eq!(status, StatusCode::OK);
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body, json!({"http1_ports": [], "tls_port": null}));
 }

@@ -9,12 +9,14 @@
 //! - `validate`: reading the JSON body and checking the fields every API shares;
 //! - `stream`: the response being generated, framed as a stream or collected into one body,
 //!   recording ground truth for every chunk it hands over;
-//! - `truth`: ground truth by request id and Prometheus metrics;
+//! - `truth`: ground truth by request id or since a time, and Prometheus metrics;
+//! - `transports`: the ports the server listens on (HTTP/1.1 shards, HTTP/2 over TLS);
 //! - `error`: [`ApiError`], the OpenAI-style error body.
 
 mod error;
 mod generate;
 mod stream;
+mod transports;
 mod truth;
 mod validate;
 
@@ -31,7 +33,8 @@ use crate::sim::truth::TruthStore;
 
 pub use error::ApiError;
 pub use generate::{chat, completions, messages};
-pub use truth::{ground_truth, metrics};
+pub use transports::{Transports, transports};
+pub use truth::{SinceQuery, ground_truth, ground_truth_since, metrics, server_info};
 
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 1024 * 1024;

@@ -190,6 +190,22 @@ impl TruthStore {
             .cloned()
     }
 
+    /// The kept records received at or after `since_unix_ms` (of `model` only, when given), in
+    /// the order the server received them: for clients that cannot keep `x-request-id` and
+    /// match their requests to the records by what they saw (text, timing).
+    pub fn since(&self, since_unix_ms: f64, model: Option<&str>) -> Vec<Truth> {
+        let g = self.inner.lock().expect("truth lock");
+        let mut out: Vec<Truth> = g
+            .records
+            .values()
+            .filter(|t| t.received_unix_ms >= since_unix_ms)
+            .filter(|t| model.is_none_or(|m| t.model == m))
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| a.received_unix_ms.total_cmp(&b.received_unix_ms));
+        out
+    }
+
     /// Prometheus text with vLLM-compatible names; `loads` are `(model, running, waiting, kv)`.
     pub fn prometheus(&self, loads: &[(&str, usize, usize, u32)]) -> String {
         let g = self.inner.lock().expect("truth lock");
