@@ -122,5 +122,6 @@ pub async fn fidelity(c: &Client, studio: &Studio, root: &Path, rounds: usize) -
         "rounds": rounds,
         "rows": all,
         "skipped": peers["skipped"].clone(),
+        "peer_tools": peers["tools"].clone(),
     }))
 }
