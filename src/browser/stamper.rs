@@ -26,6 +26,10 @@ use super::fetch::{Exchange, Failure, bad_header, failure};
 /// The worker script, relative to the page.
 const WORKER_URL: &str = "public/stamp-worker.js";
 
+/// How long after a request's own timeout the page stops waiting for a worker that has gone
+/// silent (the worker enforces the timeout; this only catches a worker that died).
+const GIVE_UP_AFTER_TIMEOUT_MS: f64 = 10_000.0;
+
 /// How long a new worker may take to say it is ready before the page stamps instead.
 const READY_TIMEOUT_MS: i32 = 5_000;
 
@@ -236,6 +240,15 @@ impl StampWorkers {
             let _ = Reflect::set(&msg, &k.into(), &v);
         }
         let (done, resolve, _reject) = deferred();
+        // If the worker dies, its own timeout dies with it: the page gives up a little later.
+        let window = web_sys::window();
+        let give_up = window.as_ref().and_then(|w| {
+            w.set_timeout_with_callback_and_timeout_and_arguments_0(
+                &resolve,
+                (timeout_ms + GIVE_UP_AFTER_TIMEOUT_MS).min(i32::MAX as f64) as i32,
+            )
+            .ok()
+        });
         self.waiting.borrow_mut().insert(id, resolve);
         let slot = self
             .slots
@@ -250,6 +263,9 @@ impl StampWorkers {
         };
         slot.in_flight.set(slot.in_flight.get() - 1);
         self.waiting.borrow_mut().remove(&id);
+        if let (Some(w), Some(t)) = (window, give_up) {
+            w.clear_timeout_with_handle(t);
+        }
         exchange_of(&data, spec, page_origin, timeout_ms, handle)
     }
 }

@@ -63,17 +63,21 @@ pub fn markdown(r: &Value) -> String {
     ));
 
     s.push_str("## Targets\n\n| Measure | Target | Measured | Verdict |\n|---|---|---|---|\n");
-    let acc64 = r["accuracy"]
-        .as_array()
-        .and_then(|a| a.iter().find(|x| x["concurrency"] == 64));
-    s.push_str(&target(
-        "ITL error P99 at 64 streams",
-        "≤ 0.5 ms",
-        acc64.and_then(|a| a["itl_error"]["p99_ms"].as_f64()),
-        0.5,
-        true,
-        "ms",
-    ));
+    if r.get("fidelity").is_some() {
+        let md = fidelity_markdown(r);
+        let verdicts: Vec<&str> = md
+            .lines()
+            .filter(|l| l.contains(" the floor") || l.contains("best peer") || l.contains(" ≤ 0."))
+            .filter(|l| l.starts_with("| "))
+            .filter_map(|l| l.trim_end_matches('|').rsplit('|').next())
+            .map(str::trim)
+            .collect();
+        let met = verdicts.iter().filter(|v| **v == "met").count();
+        s.push_str(&format!(
+            "| Measurement fidelity (P99 error: within 1.5× the browser's floor, ≤ 0.5 / 0.2 ms at 1 stream, no worse than the best peer) | every target | {met} of {} met | see section 1 |\n",
+            verdicts.len()
+        ));
+    }
     s.push_str(&target(
         "Client capacity (P99 ITL error < 1 ms)",
         "≥ 20,000 chunks/s",
@@ -101,37 +105,13 @@ pub fn markdown(r: &Value) -> String {
     s.push('\n');
 
     s.push_str("## 1. Measurement error against ground truth\n\n");
-    s.push_str("Model `sim-bench` (20 ms decode steps, one token per chunk), 100 tokens per request, closed loop, one warm-up request (excluded), started from the UI with the live run view open. For every chunk the studio's arrival time (the read's `performance.now()` stamp, from the saved report) is compared with the server's record of when it wrote that chunk (`/v1/ground-truth/{id}`). Per-gap ITL error = client gap − server gap. TTFT error = first-chunk delay minus its median, where the first-chunk delay is the client's stamp minus the server's write on one wall clock (`performance.timeOrigin + t0 + TTFT` against the server's receipt time + first write), so the time the request took to *reach* the server, which users also wait for but which is not a measurement error, is left out and reported separately. Values are |error|.\n\n");
-    s.push_str("| Streams | Transport | Chunks | ITL error P50 | P99 | max | TTFT error P50 | P99 | max | Requests not compared |\n|---|---|---|---|---|---|---|---|---|---|\n");
-    for a in r["accuracy"].as_array().into_iter().flatten() {
-        s.push_str(&format!(
-            "| {} | {} | {} | {} ms | {} ms | {} ms | {} ms | {} ms | {} ms | {} |\n",
-            a["concurrency"],
-            a["transport"].as_str().unwrap_or(""),
-            a["chunks"],
-            f(&a["itl_error"]["p50_ms"], 3),
-            f(&a["itl_error"]["p99_ms"], 3),
-            f(&a["itl_error"]["max_ms"], 2),
-            f(&a["ttft_error"]["p50_ms"], 3),
-            f(&a["ttft_error"]["p99_ms"], 3),
-            f(&a["ttft_error"]["max_ms"], 2),
-            a["mismatched_requests"].as_u64().unwrap_or(0)
-                + a["failed_requests"].as_u64().unwrap_or(0),
-        ));
-    }
-    s.push_str("\nOn the same wall clock, medians: the first chunk was stamped this long after the server wrote it, and the request reached the server this long after t0 (browser request setup, TLS/HTTP/2 framing, loopback):\n\n| Streams | First-chunk delay P50 | P99 | Request send P50 | P99 |\n|---|---|---|---|---|\n");
-    for a in r["accuracy"].as_array().into_iter().flatten() {
-        s.push_str(&format!(
-            "| {} | {} ms | {} ms | {} ms | {} ms |\n",
-            a["concurrency"],
-            f(&a["first_chunk_delay"]["p50_ms"], 3),
-            f(&a["first_chunk_delay"]["p99_ms"], 3),
-            f(&a["request_send"]["p50_ms"], 3),
-            f(&a["request_send"]["p99_ms"], 3),
-        ));
+    s.push_str("Model `sim-bench` (20 ms decode steps, one token per chunk), 100 tokens per request, closed loop, one warm-up request per origin (excluded), started from the UI with the live run view open; the studio stamps each read in its stamping worker (or, for comparison, on the page as before). For every chunk the client's arrival time (from the saved report) is compared with the server's record of when it wrote that chunk (`/v1/ground-truth/{id}`). Per-gap ITL error = client gap − server gap. TTFT error = first-chunk delay minus its median, where the first-chunk delay is the client's stamp minus the server's write on one wall clock (`performance.timeOrigin + t0 + TTFT` against the server's receipt time + first write), so the time the request took to *reach* the server, which users also wait for but which is not a measurement error, is left out and reported separately. Values are |error|.\n");
+    if r.get("accuracy").is_some() {
+        legacy_accuracy(r, &mut s);
     }
     if r.get("fidelity").is_some() {
         s.push_str(&fidelity_markdown(r));
+        s.push_str(&wall_clock(r));
     }
     s.push_str("\n## 2. Client capacity\n\n");
     s.push_str("Model `sim-bench-fast` (5 ms steps, so 200 chunks/s per stream) over HTTP/2, one 100-token request per stream (after one warm-up request), all started together. Aggregate rate = chunks the tab received / time from the first to the last chunk.\n\n");
@@ -206,6 +186,109 @@ pub fn markdown(r: &Value) -> String {
     s
 }
 
+/// The per-level accuracy tables of results from before the fidelity rounds.
+fn legacy_accuracy(r: &Value, s: &mut String) {
+    s.push('\n');
+
+    s.push_str("| Streams | Transport | Chunks | ITL error P50 | P99 | max | TTFT error P50 | P99 | max | Requests not compared |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for a in r["accuracy"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} ms | {} ms | {} ms | {} ms | {} ms | {} ms | {} |\n",
+            a["concurrency"],
+            a["transport"].as_str().unwrap_or(""),
+            a["chunks"],
+            f(&a["itl_error"]["p50_ms"], 3),
+            f(&a["itl_error"]["p99_ms"], 3),
+            f(&a["itl_error"]["max_ms"], 2),
+            f(&a["ttft_error"]["p50_ms"], 3),
+            f(&a["ttft_error"]["p99_ms"], 3),
+            f(&a["ttft_error"]["max_ms"], 2),
+            a["mismatched_requests"].as_u64().unwrap_or(0)
+                + a["failed_requests"].as_u64().unwrap_or(0),
+        ));
+    }
+    s.push_str("\nOn the same wall clock, medians: the first chunk was stamped this long after the server wrote it, and the request reached the server this long after t0 (browser request setup, TLS/HTTP/2 framing, loopback):\n\n| Streams | First-chunk delay P50 | P99 | Request send P50 | P99 |\n|---|---|---|---|---|\n");
+    for a in r["accuracy"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "| {} | {} ms | {} ms | {} ms | {} ms |\n",
+            a["concurrency"],
+            f(&a["first_chunk_delay"]["p50_ms"], 3),
+            f(&a["first_chunk_delay"]["p99_ms"], 3),
+            f(&a["request_send"]["p50_ms"], 3),
+            f(&a["request_send"]["p99_ms"], 3),
+        ));
+    }
+}
+
+/// Where the time goes on one wall clock, for the studio's default configuration: the first
+/// chunk's delay after the server wrote it, and the request's trip to the server.
+fn wall_clock(r: &Value) -> String {
+    let rows: Vec<Value> = r["fidelity"]["rows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut s = String::from(
+        "\nOn the same wall clock (studio, default stamping; median over rounds of each round's percentile): the first chunk was stamped this long after the server wrote it, and the request reached the server this long after t0 (browser request setup, HTTP/2 framing, loopback):\n\n| Streams | Transport | First-chunk delay P50 | P99 | Request send P50 | P99 |\n|---|---|---|---|---|---|\n",
+    );
+    let mut levels: Vec<u64> = rows.iter().filter_map(|x| x["streams"].as_u64()).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    for l in levels {
+        for row in judged_studio_rows(&rows, l) {
+            let cell = |error: &str, pct: &str| {
+                over_rounds(row, error, pct)
+                    .map_or("—".to_owned(), |(m, _, _)| format!("{m:.3} ms"))
+            };
+            s.push_str(&format!(
+                "| {l} | {} | {} | {} | {} | {} |\n",
+                row["transport"].as_str().unwrap_or("?"),
+                cell("first_chunk_delay", "p50_ms"),
+                cell("first_chunk_delay", "p99_ms"),
+                cell("request_send", "p50_ms"),
+                cell("request_send", "p99_ms"),
+            ));
+        }
+    }
+    s
+}
+
+/// What the stamping worker changed and what stays above the floor, from the fidelity rows.
+fn why_fidelity(r: &Value) -> String {
+    let rows: Vec<Value> = r["fidelity"]["rows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let find = |client: &str, transport: &str, streams: u64| {
+        rows.iter().find(|x| {
+            x["client"].as_str().is_some_and(|c| c.contains(client))
+                && x["transport"] == transport
+                && x["streams"].as_u64() == Some(streams)
+        })
+    };
+    let p99 = |row: Option<&Value>, error: &str| {
+        row.and_then(|x| over_rounds(x, error, "p99_ms"))
+            .map(|(m, _, _)| m)
+    };
+    let (worker, page, floor) = (
+        find("default", "HTTP/2 (TLS)", 64),
+        find("on the page", "HTTP/2 (TLS)", 64),
+        find("floor probe (worker)", "HTTP/2 (TLS)", 64),
+    );
+    let (Some(wi), Some(pi), Some(wt), Some(pt), Some(fi), Some(ft)) = (
+        p99(worker, "itl_error"),
+        p99(page, "itl_error"),
+        p99(worker, "ttft_error"),
+        p99(page, "ttft_error"),
+        p99(floor, "itl_error"),
+        p99(floor, "ttft_error"),
+    ) else {
+        return String::new();
+    };
+    format!(
+        "- **Measurement fidelity.** At 64 streams over HTTP/2, stamping in a worker took the studio's P99 error from {pi:.1} ms to {wi:.1} ms per gap and from {pt:.1} ms to {wt:.1} ms for TTFT (stamping on the page, as before, against the default, in the same run). Per gap it is now at the floor probe's level ({fi:.1} ms in a worker). TTFT stays above it ({ft:.1} ms). The floor probe and the studio stamp in the same kind of worker, so the difference lies in what runs beside it: the studio's page parses each finished request and updates the live view on the same two cores while the next wave's first chunks arrive (the likely cause; not yet isolated by a measurement). Where the floor itself is above a peer (section 1), no browser client can do better on this machine; the 1-stream targets of 0.5 ms per gap and 0.2 ms TTFT are below this machine's browser floor for ITL.\n"
+    )
+}
+
 /// Why the missed targets are missed, with this run's evidence.
 fn why(r: &Value) -> String {
     let mut s = String::from("\n## Where targets are missed, and why\n\n");
@@ -227,6 +310,7 @@ fn why(r: &Value) -> String {
             f(&Value::from(at(64, &["first_chunk_delay", "p50_ms"]).unwrap_or(f64::NAN)), 1),
         ));
     }
+    s.push_str(&why_fidelity(r));
     if r["capacity"]["max_chunks_per_s_with_p99_error_under_1ms"].is_null() {
         let top = r["capacity"]["levels"]
             .as_array()
@@ -235,7 +319,7 @@ fn why(r: &Value) -> String {
             .filter_map(|l| l["chunks_per_s"].as_f64())
             .fold(0.0, f64::max);
         s.push_str(&format!(
-            "- **Client capacity.** The tab received up to {top:.0} chunks/s, but the P99 gap error never stayed under 1 ms, not even at the lowest level. The causes are the ones above: one main thread, and two cores shared with the server. The figure to improve is the P99 error at each level in section 2, not the rate.\n"
+            "- **Client capacity.** The tab received up to {top:.0} chunks/s, but the P99 gap error never stayed under 1 ms, not even at the lowest level. On this machine two cores are shared by the reference server (scheduler, HTTP/2, TLS), Chromium's network service, the stamping worker and the page: when they are saturated, chunks queue between the server's write and the stamp, and the queueing shows up as gap error. Section 1 shows how much of that a browser cannot avoid (the floor probe). The figure to improve is the P99 error at each level in section 2, not the rate.\n"
         ));
     }
     if r["load"]["first_paint_ms"]
@@ -300,6 +384,21 @@ fn best_of<'a>(
         .filter(|r| r["kind"] == kind && r["streams"].as_u64() == Some(streams))
         .filter_map(|r| over_rounds(r, error, pct).map(|(m, _, _)| (r, m)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The studio rows at `streams` the targets judge: the default configuration's (its client
+/// name says "default"), or every studio row when none does.
+fn judged_studio_rows(rows: &[Value], streams: u64) -> Vec<&Value> {
+    let at: Vec<&Value> = rows
+        .iter()
+        .filter(|x| x["kind"] == "studio" && x["streams"].as_u64() == Some(streams))
+        .collect();
+    let default: Vec<&Value> = at
+        .iter()
+        .copied()
+        .filter(|x| x["client"].as_str().is_some_and(|c| c.contains("default")))
+        .collect();
+    if default.is_empty() { at } else { default }
 }
 
 /// `met`, or how far above `limit` the measured value is.
@@ -404,11 +503,8 @@ pub fn fidelity_markdown(r: &Value) -> String {
     let figures = [("itl_error", "per-gap ITL"), ("ttft_error", "TTFT")];
     let mut browser_gaps = Vec::new();
     for &l in &levels {
-        for studio in rows
-            .iter()
-            .filter(|x| x["kind"] == "studio" && x["streams"].as_u64() == Some(l))
-        {
-            let who = studio["transport"].as_str().unwrap_or("?");
+        for studio in judged_studio_rows(&rows, l) {
+            let who = column(studio);
             for (error, name) in figures {
                 let Some((m, _, _)) = over_rounds(studio, error, "p99_ms") else {
                     continue;

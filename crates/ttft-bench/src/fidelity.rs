@@ -98,23 +98,18 @@ pub async fn fidelity(c: &Client, studio: &Studio, root: &Path, rounds: usize) -
                 thread.client(),
                 transport.label()
             );
-            let measured =
-                floor::floor_in(c, studio, transport, thread, streams, requests).await?;
+            let measured = floor::floor_in(c, studio, transport, thread, streams, requests).await?;
             let mut result = agreement(studio.port, &measured).await?.to_json();
             result["requests"] = json!(requests);
-            rows.add(
-                thread.client(),
-                "floor",
-                transport.label(),
-                streams,
-                result,
-            );
+            rows.add(thread.client(), "floor", transport.label(), streams, result);
         }
     }
     eprintln!("peers ({rounds} rounds)…");
     let peers = match crate::peers::peers(studio, root, rounds).await {
         Ok(p) => p,
-        Err(e) => json!({ "rows": [], "skipped": [{ "client": "peers", "reason": format!("{e:#}") }] }),
+        Err(e) => {
+            json!({ "rows": [], "skipped": [{ "client": "peers", "reason": format!("{e:#}") }] })
+        }
     };
     let mut all = rows.0;
     all.extend(peers["rows"].as_array().cloned().unwrap_or_default());
