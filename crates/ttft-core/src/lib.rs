@@ -6,7 +6,8 @@
 //! Pipeline: a client's [`capture::Capture`] (bytes + times) → [`sse::FrameDecoder`] (SSE / NDJSON framing) → [`dialect::DialectDecoder`]
 //! (classified [`dialect::StreamEvent`]s) → [`timeline::RequestRecorder`] (the per-request
 //! [`timeline::RequestTimeline`]) → [`metrics::RequestMetrics`] → [`report::Report`] and its
-//! [`report::Aggregates`] → [`diagnosis`] findings; [`roofline`] bounds; [`share`] links; [`compare`] runs side by side; [`import`] result
+//! [`report::Aggregates`] → [`diagnosis`] findings; [`experience`] scores how each stream felt (Etalon
+//! deadline fluidity, Andes-style reading QoE and reader waits); [`roofline`] bounds; [`share`] links; [`compare`] runs side by side; [`import`] result
 //! files of other tools. [`scenario`] plans what a run sends; [`report::file`] owns the report
 //! format.
 
@@ -15,6 +16,7 @@ pub mod capture;
 pub mod compare;
 pub mod diagnosis;
 pub mod dialect;
+pub mod experience;
 pub mod format;
 pub mod import;
 pub mod metrics;
