@@ -10,6 +10,12 @@ pub fn pct(v: f64) -> String {
     format!("{:.0}%", v * 100.0)
 }
 
+/// A score 0–1 with two decimals (`0.93`), or `—`.
+pub fn score(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite())
+        .map_or("—".into(), |x| format!("{x:.2}"))
+}
+
 /// A rate.
 pub fn per_s(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite())

@@ -7,7 +7,7 @@ use ttft_core::report::{Aggregates, Report};
 
 use crate::browser::clock::now_ms;
 use crate::components::charts::ChartGrid;
-use crate::format::{ms, pct, per_s};
+use crate::format::{ms, pct, per_s, score};
 use crate::state::use_studio;
 
 fn value(unit: Unit, v: Option<f64>) -> String {
@@ -15,6 +15,7 @@ fn value(unit: Unit, v: Option<f64>) -> String {
         Unit::Ms => ms(v),
         Unit::TokensPerS => per_s(v),
         Unit::Fraction => v.map_or("—".into(), pct),
+        Unit::Score => score(v),
     }
 }
 

@@ -2,10 +2,12 @@
 
 use leptos::prelude::*;
 use ttft_core::diagnosis::{Severity, diagnose};
+use ttft_core::experience::{DeadlineConfig, ReadingConfig};
+use ttft_core::metrics::TtftKind;
 use ttft_core::report::{Aggregates, Report};
 use ttft_core::stats::Summary;
 
-use crate::format::{ms, pct, per_s};
+use crate::format::{ms, pct, per_s, score};
 use crate::state::{Shown, StudioStateStoreFields, use_studio};
 
 /// The report shown (a saved run, or the live one), and whether it is complete.
@@ -21,13 +23,17 @@ fn shown_report() -> Memo<Option<(Report, bool)>> {
 #[component]
 fn Figure(
     /// What it is.
-    label: &'static str,
+    #[prop(into)]
+    label: String,
     /// The value, formatted.
     value: String,
     /// `data-testid`.
     testid: &'static str,
+    /// What it means, in one plain sentence (the tooltip).
+    #[prop(optional, into)]
+    hint: Option<String>,
 ) -> impl IntoView {
-    view! { <div class="figure"><div class="label">{label}</div><div class="value" data-testid=testid>{value}</div></div> }
+    view! { <div class="figure" title=hint><div class="label">{label}</div><div class="value" data-testid=testid>{value}</div></div> }
 }
 
 fn p(s: Option<Summary>, f: fn(&Summary) -> f64) -> Option<f64> {
@@ -39,13 +45,47 @@ fn p(s: Option<Summary>, f: fn(&Summary) -> f64) -> Option<f64> {
 fn Headline(
     /// The statistics.
     agg: Aggregates,
+    /// The reader the experience figures assume.
+    reading: ReadingConfig,
+    /// The deadlines the fluidity figures use.
+    deadlines: DeadlineConfig,
 ) -> impl IntoView {
     let errors: usize = agg.errors.values().sum();
+    let e = agg.experience.clone();
+    let first_token_hint = match agg.tool_call_first {
+        0 => "When the first output of any kind arrived: reasoning, a tool call or answer text."
+            .to_owned(),
+        n => format!(
+            "When the first output of any kind arrived: reasoning, a tool call or answer text ({n} requests began with a tool call)."
+        ),
+    };
+    let (waits, longest_wait) = match e.reading_requests {
+        0 => ("—".to_owned(), "—".to_owned()),
+        n => (
+            format!("{} of {n}", e.with_waits),
+            e.wait_longest_ms.map_or("none".to_owned(), |w| ms(Some(w))),
+        ),
+    };
+    // A shared link keeps the text of a few requests only: say how many the scores cover.
+    let scored_of = agg.count.saturating_sub(errors);
+    let qoe_label = if e.reading_requests > 0 && e.reading_requests < scored_of {
+        format!(
+            "Reading QoE P50 ({} of {scored_of} requests)",
+            e.reading_requests
+        )
+    } else {
+        "Reading QoE P50".to_owned()
+    };
     view! {
         <div class="figures" data-testid="headline">
-            <Figure label="TTFT P50" value=ms(p(agg.ttft, |s| s.p50)) testid="ttft-p50" />
+            <Figure label="First byte P50" value=ms(p(agg.ttfb, |s| s.p50)) testid="ttfb-p50"
+                hint="When the response headers arrived: the server took the request, no text yet." />
+            <Figure label="First token P50 (any kind)" value=ms(p(agg.ttft, |s| s.p50)) testid="ttft-p50" hint=first_token_hint />
+            <Figure label="First answer token P50" value=ms(p(agg.first_answer, |s| s.p50)) testid="first-answer-p50"
+                hint="When the first answer text arrived, after any reasoning (a turn that only calls tools has none)." />
+            <Figure label="Meaningful first token P50" value=ms(p(agg.meaningful, |s| s.p50)) testid="meaningful-p50"
+                hint="When the first answer text past openers like “Sure! Here's” arrived: the first word that says something." />
             <Figure label="TTFT P95" value=ms(p(agg.ttft, |s| s.p95)) testid="ttft-p95" />
-            <Figure label="Meaningful first token P50" value=ms(p(agg.meaningful, |s| s.p50)) testid="meaningful-p50" />
             <Figure label="ITL P50" value=ms(p(agg.itl, |s| s.p50)) testid="itl-p50" />
             <Figure label="ITL P95" value=ms(p(agg.itl, |s| s.p95)) testid="itl-p95" />
             <Figure label="ITL P99" value=ms(p(agg.itl, |s| s.p99)) testid="itl-p99" />
@@ -57,6 +97,18 @@ fn Headline(
             <Figure label="Errors" value=format!("{errors} / {}", agg.count) testid="errors" />
             {agg.server_per_token.map(|s| view! { <Figure label="Server decode/token P50 (reported)" value=ms(Some(s.p50)) testid="server-per-token" /> })}
             {agg.server_prefill.map(|s| view! { <Figure label="Server prefill P50 (reported)" value=ms(Some(s.p50)) testid="server-prefill" /> })}
+            <Figure label=qoe_label value=score(e.qoe_p50) testid="qoe-p50"
+                hint=format!("How well a reader at {} words/s, expecting the first word at {}, keeps up with the expected pace: 1 is never held back, lower is more time waiting for text (median request).", reading.words_per_s, ms(Some(reading.expected_ttft_ms))) />
+            <Figure label="Reading QoE P10" value=score(e.qoe_p10) testid="qoe-p10"
+                hint="The same reading score for the worse requests: 90 % of requests score at least this." />
+            <Figure label="Requests with reader waits" value=waits testid="reader-waits"
+                hint=format!("Requests where the reader caught up with the text and sat with nothing new to read for {} or more.", ms(Some(reading.min_wait_ms))) />
+            <Figure label="Longest reader wait" value=longest_wait testid="reader-wait-longest"
+                hint="The longest time a reader sat with everything read and nothing new arriving, after the first word." />
+            <Figure label="Fluidity P99 miss rate" value=e.fluidity_p99_miss_rate.map_or("—".into(), pct) testid="fluidity-p99"
+                hint=format!("99 % of requests miss at most this share of their token deadlines (the first token by {}, then one every {}, early tokens banking time).", ms(Some(deadlines.first_token_ms)), ms(Some(deadlines.gap_ms))) />
+            <Figure label="Fluid token rate" value=per_s(e.fluid_token_rate) testid="fluid-token-rate"
+                hint=format!("The fastest steady pace in tokens per second that {:.0} % of requests keep while missing at most {:.0} % of their deadlines.", deadlines.fluid_share * 100.0, (1.0 - deadlines.fluid_target) * 100.0) />
         </div>
     }
 }
@@ -135,7 +187,7 @@ fn Requests(
         <section>
             <h3>"Requests"</h3>
             <table data-testid="requests">
-                <thead><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th>"Browser queue"</th><th>"TTFB"</th><th>"TTFT"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
+                <thead><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th>"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th>"First answer"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
                 <tbody>
                     {report.requests.iter().map(|r| {
                         let m = &r.metrics;
@@ -144,6 +196,11 @@ fn Requests(
                         if r.warmup { notes.push("warm-up".to_owned()); }
                         if let Some(msg) = r.outcome.message() { notes.push(msg.to_owned()); }
                         if !m.streamed { notes.push("not streamed: the endpoint answered in one piece (check `stream: true` reaches the server)".to_owned()); }
+                        match m.ttft_kind {
+                            Some(TtftKind::ToolCall) => notes.push("first token: a tool call".to_owned()),
+                            Some(TtftKind::Reasoning) => notes.push("first token: reasoning".to_owned()),
+                            _ => {}
+                        }
                         if m.choices.len() > 1 { notes.push(format!("{} choices (n > 1)", m.choices.len())); }
                         if m.coalesced { notes.push(format!("{:.1} tokens/chunk", m.tokens_per_arrival)); }
                         if !m.opener_text.is_empty() { notes.push(format!("opener: “{}”", m.opener_text.trim())); }
@@ -151,7 +208,7 @@ fn Requests(
                         view! {
                             <tr class=if r.outcome.is_ok() { "" } else { "failed" } data-outcome=r.outcome.kind()>
                                 <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
-                                <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td>{ms(m.meaningful_ms)}</td>
+                                <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td class="first-answer">{ms(m.first_answer_ms)}</td><td>{ms(m.meaningful_ms)}</td>
                                 <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>
                                 <td class="notes">{notes.join(" · ")}</td>
                             </tr>
@@ -210,7 +267,8 @@ pub fn ReportView() -> impl IntoView {
         None => view! { <p class="muted" data-testid="empty-report">"Configure an endpoint and a scenario, then press Run. The built-in reference endpoint works with no setup."</p> }.into_any(),
         Some((r, complete)) => {
             let started = crate::browser::clock::now_ms();
-            let agg = r.aggregates();
+            // Experience scores wait for the end of the run, like the charts.
+            let agg = if complete { r.aggregates() } else { r.live_aggregates() };
             // Charts are drawn once the run is complete: drawing never competes with the
             // timestamps of a live run.
             let charts = complete.then(|| ttft_charts::report_charts(&r, &agg));
@@ -220,7 +278,7 @@ pub fn ReportView() -> impl IntoView {
                     <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
                     <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
                     <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
-                    <Headline agg=agg.clone() />
+                    <Headline agg=agg.clone() reading=r.experience.reading deadlines=r.experience.deadlines />
                     <Groups agg=agg.clone() />
                     {match charts {
                         Some(specs) => {

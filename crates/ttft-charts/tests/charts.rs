@@ -122,6 +122,7 @@ fn a_chat_run_draws_distributions_waterfall_position_and_prompt_fit() {
             "itl-hist",
             "itl-cdf",
             "waterfall",
+            "reading",
             "itl-position",
             "ttft-prompt"
         ]
@@ -410,4 +411,70 @@ fn compare_options_snapshot() {
     for c in compare_charts(&["A", "B"], &[a, b], &aggs, &cmp) {
         insta::assert_json_snapshot!(format!("compare-{}", c.id), json(&c));
     }
+}
+
+/// Ten words 50 ms apart from `ttft`, then `pause` ms more, then ten more.
+fn paused(ttft: f64, pause: f64) -> RequestTimeline {
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(ttft * 0.5, 200, Some("text/event-stream"));
+    let mut at = ttft;
+    for i in 0..20 {
+        if i == 10 {
+            at += pause;
+        }
+        r.on_read(at, chunk(&format!(" w{i}")).as_bytes());
+        at += 50.0;
+    }
+    r.on_read(at, b"data: [DONE]\n\n");
+    r.finish(at)
+}
+
+#[test]
+fn the_reading_chart_marks_where_the_median_request_kept_its_reader_waiting() {
+    // TTFTs 300, 400, 500: the median is #1. Its reader reads ten words 400–2900 ms (250 ms
+    // each at 4 words/s), then sits until word 11 arrives at 850 + 50 + 3000 = 3900 ms.
+    let reqs = [(300.0, 0.0), (400.0, 3000.0), (500.0, 0.0)]
+        .into_iter()
+        .map(|(ttft, pause)| ("chat".to_owned(), None, paused(ttft, pause)))
+        .collect();
+    let r = report("chat", reqs, &MetricsConfig::default());
+    let charts = report_charts(&r, &r.aggregates());
+    let spec = find(&charts, "reading");
+    assert!(
+        spec.caption.contains("Request #1 (median TTFT)")
+            && spec.caption.contains("waits once, 1.00 s"),
+        "{}",
+        spec.caption
+    );
+    let j = json(spec);
+    let names: Vec<&str> = j["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["delivered", "read", "expected"]);
+    // The wait is drawn on the reader's flat step, at 2.5 s of reading.
+    let marks = &j["series"][1]["markLine"]["data"];
+    assert_eq!(
+        marks,
+        &serde_json::json!([[{"name": "wait 1.00 s", "coord": [2900.0, 2.5]}, {"coord": [3900.0, 2.5]}]])
+    );
+    let read = j["series"][1]["data"].as_array().unwrap();
+    assert_eq!(read.last().unwrap(), &serde_json::json!([6400.0, 5.0]));
+    // The expected pace: nothing before 1 s, then the 5 s of reading.
+    assert_eq!(
+        j["series"][2]["data"],
+        serde_json::json!([[0.0, 0.0], [1000.0, 0.0], [6000.0, 5.0]])
+    );
+    // Nothing to read, no chart.
+    let mut silent = r.clone();
+    for q in &mut silent.requests {
+        q.replay.clear();
+    }
+    assert!(
+        !report_charts(&silent, &silent.aggregates())
+            .iter()
+            .any(|c| c.id == "reading")
+    );
 }

@@ -5,6 +5,11 @@
 //! tokens visible at time `t` are `1 + (t − TTFT) / TPOT` for `t ≥ TTFT`. Two runs whose lines
 //! cross trade first-token latency against decode speed: 0.8 s + 65 ms/token is ahead of
 //! 3.5 s + 40 ms/token until token 109 (7.8 s), which most chat answers never reach.
+//!
+//! **Which run a reader prefers** is the one with the higher median reading QoE
+//! ([`crate::experience`]; the P10, then the mean, break a tie), and the lesson says why the
+//! other one loses: its first word comes later than the reader expected, or it leaves the
+//! reader waiting mid-answer, or its text falls behind the reading pace.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +37,8 @@ pub enum Unit {
     TokensPerS,
     /// A fraction 0–1.
     Fraction,
+    /// A score 0–1 (reading QoE), shown with two decimals.
+    Score,
 }
 
 /// One metric across the compared runs.
@@ -76,6 +83,10 @@ pub struct Comparison {
     pub finish_winner: Option<usize>,
     /// Where the first-token winner is overtaken, if it is.
     pub crossover: Option<Crossover>,
+    /// Run a reader prefers (highest reading QoE P50), when at least two runs have one and
+    /// they differ by at least [`QOE_NOTICEABLE`].
+    #[serde(default)]
+    pub reader_winner: Option<usize>,
     /// The conclusion in one or two sentences.
     pub lesson: String,
 }
@@ -110,7 +121,116 @@ const METRICS: &[(&str, Unit, Better, Pick)] = &[
     ("Goodput", Unit::Fraction, Better::Higher, |a| {
         (a.count > 0).then_some(a.goodput)
     }),
+    ("Reading QoE P50", Unit::Score, Better::Higher, |a| {
+        a.experience.qoe_p50
+    }),
+    ("Reading QoE P10", Unit::Score, Better::Higher, |a| {
+        a.experience.qoe_p10
+    }),
+    (
+        "Requests with reader waits",
+        Unit::Fraction,
+        Better::Lower,
+        |a| {
+            let e = &a.experience;
+            (e.reading_requests > 0).then(|| e.with_waits as f64 / e.reading_requests as f64)
+        },
+    ),
+    ("Longest reader wait", Unit::Ms, Better::Lower, longest_wait),
+    (
+        "Fluidity P99 miss rate",
+        Unit::Fraction,
+        Better::Lower,
+        |a| a.experience.fluidity_p99_miss_rate,
+    ),
+    ("Fluid token rate", Unit::TokensPerS, Better::Higher, |a| {
+        a.experience.fluid_token_rate
+    }),
 ];
+
+/// QoE differences below this are not called a preference (the scores print with two
+/// decimals).
+pub const QOE_NOTICEABLE: f64 = 0.01;
+
+/// The run's longest reader wait, 0 when its readers never waited.
+fn longest_wait(a: &Aggregates) -> Option<f64> {
+    let e = &a.experience;
+    (e.reading_requests > 0).then(|| e.wait_longest_ms.unwrap_or(0.0))
+}
+
+/// A later first word than this (ms) is noticed by a reader: about one word at 4 words/s.
+const LATE_START_NOTICED_MS: f64 = 250.0;
+
+/// The run a reader prefers (`None` when too close to call) and the sentence saying why (see
+/// the module doc); `None` without two runs that have a reading QoE.
+fn reader_preference(titles: &[&str], aggs: &[Aggregates]) -> Option<(Option<usize>, String)> {
+    let name = |i: usize| titles.get(i).copied().unwrap_or("?");
+    let key = |a: &Aggregates| {
+        let e = &a.experience;
+        Some((
+            e.qoe_p50?,
+            e.qoe_p10.unwrap_or(0.0),
+            e.qoe_mean.unwrap_or(0.0),
+        ))
+    };
+    let mut ranked: Vec<(usize, (f64, f64, f64))> = aggs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| Some((i, key(a)?)))
+        .collect();
+    if ranked.len() < 2 {
+        return None;
+    }
+    ranked.sort_by(|a, b| {
+        (b.1.0, b.1.1, b.1.2)
+            .partial_cmp(&(a.1.0, a.1.1, a.1.2))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let ((w, (qw, ..)), (l, (ql, ..))) = (ranked[0], ranked[1]);
+    if qw - ql < QOE_NOTICEABLE {
+        return Some((
+            None,
+            format!(
+                "A reader would not tell “{}” and “{}” apart: reading QoE {qw:.2} vs {ql:.2}.",
+                name(w),
+                name(l)
+            ),
+        ));
+    }
+    let (ew, el) = (&aggs[w].experience, &aggs[l].experience);
+    // Why the other run loses: a first word noticeably later (when that outweighs its longer
+    // waits), reader waits mid-answer, or else text slower than reading (short idle moments).
+    let first = |a: &Aggregates| p50(a.first_answer).or(p50(a.ttft));
+    let late_start = match (first(&aggs[w]), first(&aggs[l])) {
+        (Some(fw), Some(fl)) if fl > fw => fl - fw,
+        _ => 0.0,
+    };
+    let worse_wait = el.wait_longest_ms.unwrap_or(0.0) - ew.wait_longest_ms.unwrap_or(0.0);
+    let why = if late_start >= LATE_START_NOTICED_MS && late_start >= worse_wait {
+        format!(
+            "“{}” keeps them waiting {} before the first word",
+            name(l),
+            ms(first(&aggs[l]).unwrap_or(0.0))
+        )
+    } else if worse_wait > 0.0 {
+        format!(
+            "“{}” leaves them waiting mid-answer (up to {}, in {} of {} requests)",
+            name(l),
+            ms(el.wait_longest_ms.unwrap_or(0.0)),
+            el.with_waits,
+            el.reading_requests
+        )
+    } else {
+        format!("“{}” delivers its text slower than they read", name(l))
+    };
+    Some((
+        Some(w),
+        format!(
+            "A reader prefers “{}”: reading QoE {qw:.2} vs {ql:.2}, because {why}.",
+            name(w)
+        ),
+    ))
+}
 
 /// Per-token time of a run: TPOT P50, else per-token ITL P50.
 pub fn per_token_ms(a: &Aggregates) -> Option<f64> {
@@ -208,7 +328,7 @@ pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
             .filter_map(|late| crossover(early, late, line(early)?, line(late)?))
             .min_by(|a, b| a.at_ms.total_cmp(&b.at_ms))
     });
-    let lesson = match (first_token_winner, finish_winner) {
+    let mut lesson = match (first_token_winner, finish_winner) {
         (Some(s), Some(e)) if s != e => {
             let gap = p50(aggs[e].ttft).unwrap_or(0.0) - p50(aggs[s].ttft).unwrap_or(0.0);
             let mut text = format!(
@@ -237,11 +357,17 @@ pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
         }
         _ => String::from("Not enough successful requests to compare."),
     };
+    let reader = reader_preference(titles, aggs);
+    if let Some((_, sentence)) = &reader {
+        lesson.push(' ');
+        lesson.push_str(sentence);
+    }
     Comparison {
         rows,
         first_token_winner,
         finish_winner,
         crossover,
+        reader_winner: reader.and_then(|r| r.0),
         lesson,
     }
 }

@@ -481,6 +481,10 @@ pub struct ReadingCurves {
     pub delivered: Vec<(f64, f64)>,
     /// `R(t)`: text a reader at the reading speed has read, never ahead of delivery.
     pub readable: Vec<(f64, f64)>,
+    /// The counted reader waits (at least `min_wait_ms`) as `(from, until, read)`: ms from t0
+    /// and the ms of reading done while the reader sits (the flat steps of `readable`).
+    #[serde(default)]
+    pub waits: Vec<(f64, f64, f64)>,
 }
 
 /// Arrivals with readable text and how the reader got through them.
@@ -686,10 +690,17 @@ impl ReadingExperience {
             readable.push((s, before));
             readable.push((s + length, before + length));
         }
+        let waits = reader
+            .busy
+            .windows(2)
+            .map(|w| (w[0].0 + w[0].1, w[1].0, w[1].2))
+            .filter(|(from, until, _)| until - from >= cfg.min_wait_ms)
+            .collect();
         Some(ReadingCurves {
             expected: vec![(0.0, 0.0), (te, 0.0), (te + reader.total, reader.total)],
             delivered,
             readable,
+            waits,
         })
     }
 }
@@ -769,8 +780,8 @@ impl RequestExperience {
     }
 }
 
-/// A run's experience.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A run's experience (empty by default: no request scored).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExperienceSummary {
     /// Requests with a fluidity score.
     pub fluidity_requests: usize,

@@ -5,6 +5,10 @@
 //! - **TTFT**: first event with non-empty output text (answer, reasoning or refusal) or, for a
 //!   turn that only calls tools, the first tool-call fragment; [`TtftKind`] says which. Role-only
 //!   chunks, empty deltas, progress and usage events never count.
+//! - **First answer token**: first event with answer text (or a refusal, which takes the
+//!   answer's place), after any reasoning; `None` for a turn that only thought or called tools.
+//!   With TTFB, TTFT (first token of any kind) and the meaningful first token it makes the four
+//!   first-token figures every run shows.
 //! - **Meaningful first token**: arrival of the piece holding the first answer character after
 //!   boilerplate openers; the [`crate::openers`] decision runs on the text received so far as
 //!   each piece arrives, and is final once made (any chunking gives the same split).
@@ -177,7 +181,7 @@ pub struct RequestMetrics {
     pub ttft_kind: Option<TtftKind>,
     /// First reasoning text (ms).
     pub first_reasoning_ms: Option<f64>,
-    /// First answer text (ms).
+    /// First answer (or refusal) text (ms).
     pub first_answer_ms: Option<f64>,
     /// First answer text after openers (ms).
     pub meaningful_ms: Option<f64>,
@@ -334,6 +338,7 @@ impl RequestMetrics {
                 }
                 StreamEvent::Refusal(_) if !is_primary => {
                     ttft.get_or_insert((at, TtftKind::Refusal));
+                    first_answer.get_or_insert(at);
                 }
                 StreamEvent::ToolCall { .. } if !is_primary && ev.event.is_output() => {
                     ttft.get_or_insert((at, TtftKind::ToolCall));
@@ -356,6 +361,8 @@ impl RequestMetrics {
                 }
                 StreamEvent::Refusal(t) => {
                     ttft.get_or_insert((at, TtftKind::Refusal));
+                    first_answer.get_or_insert(at);
+                    answer_marks.push((text.len(), at));
                     text.push_str(t);
                     opener_scan.update(&cfg.openers, &text);
                 }

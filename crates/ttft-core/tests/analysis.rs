@@ -2,10 +2,11 @@
 
 use ttft_core::agent_json::JsonTracker;
 use ttft_core::diagnosis::diagnose;
-use ttft_core::metrics::{MetricsConfig, RequestMetrics};
+use ttft_core::experience::{ExperienceConfig, ExperienceSummary, ReadingConfig};
+use ttft_core::metrics::{MetricsConfig, RequestMetrics, TtftKind};
 use ttft_core::openers::Openers;
 use ttft_core::report::ReportFileError;
-use ttft_core::report::{EndpointInfo, Report, RequestRecord};
+use ttft_core::report::{Aggregates, EndpointInfo, Report, RequestRecord};
 use ttft_core::roofline::{Precision, RooflineInput};
 use ttft_core::share::{self, ShareError};
 use ttft_core::stats::{Summary, cdf, histogram, knee, linear_fit, percentile};
@@ -418,4 +419,180 @@ fn requests_for_each_api_style_and_no_secrets() {
     assert_eq!(auth_header(Some(Dialect::Anthropic), "k").0, "x-api-key");
     assert_eq!(auth_header(None, "k").1, "Bearer k");
     assert_eq!(filler_text(100).len(), 400);
+}
+
+/// A chat stream: headers at `headers`, then each `(at, delta)` as one chunk (`delta` is the
+/// JSON of the delta object), the finish and `[DONE]` 1 ms after the last.
+fn deltas(headers: f64, chunks: &[(f64, &str)]) -> RequestTimeline {
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(headers, 200, Some("text/event-stream"));
+    for (at, delta) in chunks {
+        r.on_read(*at, format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n").as_bytes());
+    }
+    let end = chunks.last().map_or(headers, |c| c.0) + 1.0;
+    r.on_read(end, b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    r.finish(end)
+}
+
+#[test]
+fn first_token_four_ways_and_a_tool_call_first_turn_has_a_ttft() {
+    let thinking = deltas(
+        20.0,
+        &[
+            (100.0, r#"{"reasoning_content":"Let me see"}"#),
+            (300.0, r#"{"content":"Sure! "}"#),
+            (340.0, r#"{"content":"Paris is the capital."}"#),
+        ],
+    );
+    let tool = deltas(
+        30.0,
+        &[
+            (
+                150.0,
+                r#"{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":""}}]}"#,
+            ),
+            (
+                170.0,
+                r#"{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Paris\"}"}}]}"#,
+            ),
+        ],
+    );
+    let plain = deltas(40.0, &[(200.0, r#"{"content":"Paris."}"#)]);
+    let refusal = deltas(50.0, &[(250.0, r#"{"refusal":"I can't help with that."}"#)]);
+    let r = report_of(
+        [thinking, tool, plain, refusal]
+            .into_iter()
+            .map(|tl| ("chat".to_owned(), None, tl))
+            .collect(),
+    );
+    let m: Vec<&RequestMetrics> = r.requests.iter().map(|q| &q.metrics).collect();
+    // Reasoning first: first byte 20, first token 100 (reasoning), first answer 300, meaningful
+    // 340 (after the opener "Sure! ").
+    assert_eq!(
+        (
+            m[0].ttfb_ms,
+            m[0].ttft_ms,
+            m[0].first_answer_ms,
+            m[0].meaningful_ms
+        ),
+        (Some(20.0), Some(100.0), Some(300.0), Some(340.0))
+    );
+    assert_eq!(m[0].ttft_kind, Some(TtftKind::Reasoning));
+    // A turn that only calls a tool: its first token is the call's first fragment, never blank;
+    // it has no answer, so no first answer and no meaningful token.
+    assert_eq!(
+        (m[1].ttft_ms, m[1].first_answer_ms, m[1].meaningful_ms),
+        (Some(150.0), None, None)
+    );
+    assert_eq!(m[1].ttft_kind, Some(TtftKind::ToolCall));
+    // A plain answer: all three token figures at its one piece.
+    assert_eq!(
+        (m[2].ttft_ms, m[2].first_answer_ms, m[2].meaningful_ms),
+        (Some(200.0), Some(200.0), Some(200.0))
+    );
+    // A refusal takes the answer's place: the reader sees it as the answer.
+    assert_eq!(
+        (m[3].ttft_ms, m[3].first_answer_ms, m[3].meaningful_ms),
+        (Some(250.0), Some(250.0), Some(250.0))
+    );
+    assert_eq!(m[3].ttft_kind, Some(TtftKind::Refusal));
+
+    let agg = r.aggregates();
+    let (ttfb, ttft) = (agg.ttfb.unwrap(), agg.ttft.unwrap());
+    let (answer, meaningful) = (agg.first_answer.unwrap(), agg.meaningful.unwrap());
+    assert_eq!((ttfb.count, ttft.count), (4, 4), "every request has both");
+    assert_eq!(
+        (answer.count, meaningful.count),
+        (3, 3),
+        "not the tool call"
+    );
+    assert!((ttfb.p50 - 35.0).abs() < 1e-9);
+    assert!((ttft.p50 - 175.0).abs() < 1e-9, "100, 150, 200, 250");
+    assert!((answer.p50 - 250.0).abs() < 1e-9, "200, 250, 300");
+    assert!((meaningful.p50 - 250.0).abs() < 1e-9, "200, 250, 340");
+    assert_eq!((agg.reasoning_first, agg.tool_call_first), (1, 1));
+    // Aggregates saved before these fields still read.
+    let mut v = serde_json::to_value(&agg).unwrap();
+    for k in ["first_answer", "tool_call_first", "experience"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    let old: ttft_core::report::Aggregates = serde_json::from_value(v).unwrap();
+    assert_eq!((old.first_answer, old.tool_call_first), (None, 0));
+    // The CSV export carries the first answer beside TTFT.
+    let csv = r.to_csv();
+    assert!(csv.starts_with(
+        "index,group,level,warmup,outcome,ttfb_ms,ttft_ms,first_answer_ms,meaningful_ms,"
+    ));
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .contains(",20.000,100.000,300.000,340.000,")
+    );
+    assert!(csv.lines().nth(2).unwrap().contains(",30.000,150.000,,,"));
+}
+
+#[test]
+fn aggregates_carry_the_runs_experience_with_the_reports_settings() {
+    // Model A: first word at 0.8 s, 15 words/s, faster than reading: QoE 1. Model B: first
+    // word at 3.5 s, 2.5 s after the expected 1 s, 100 words (L = 25 s at 4 words/s): QoE
+    // ((25 − 2.5) / 25)² = 0.81.
+    let a = report_of(
+        (0..3)
+            .map(|_| ("a".into(), None, synthetic(800.0, 65.0, 100, "It")))
+            .collect(),
+    );
+    let b = report_of(
+        (0..3)
+            .map(|_| ("b".into(), None, synthetic(3500.0, 40.0, 100, "It")))
+            .collect(),
+    );
+    let (ea, eb) = (a.aggregates().experience, b.aggregates().experience);
+    assert_eq!((ea.reading_requests, eb.reading_requests), (3, 3));
+    // While a run streams, everything but the experience scores is computed the same way.
+    let live = a.live_aggregates();
+    assert_eq!(live.experience, ExperienceSummary::default());
+    assert_eq!(
+        Aggregates {
+            experience: ExperienceSummary::default(),
+            ..a.aggregates()
+        },
+        live
+    );
+    assert!((ea.qoe_p50.unwrap() - 1.0).abs() < 1e-9, "{ea:?}");
+    assert!((eb.qoe_p50.unwrap() - 0.81).abs() < 1e-9, "{eb:?}");
+    assert!((eb.qoe_p10.unwrap() - 0.81).abs() < 1e-9);
+    assert_eq!((ea.with_waits, eb.with_waits), (0, 0));
+    // Fluidity judges the pace against 50 ms gaps: B's first token misses
+    // 1 + ⌊(3500 − 1000) / 50⌋ = 51 deadlines, its 99 gaps of 40 ms none: 51 / 150. A banks
+    // 200 ms with its first token, its 65 ms gaps spend 15 ms each: 13 met, then 86 missed.
+    assert!(
+        (eb.fluidity_p99_miss_rate.unwrap() - 0.34).abs() < 1e-9,
+        "{eb:?}"
+    );
+    assert!(
+        (ea.fluidity_p99_miss_rate.unwrap() - 0.86).abs() < 1e-9,
+        "{ea:?}"
+    );
+    assert!(ea.fluid_token_rate.unwrap() < eb.fluid_token_rate.unwrap());
+
+    // The report's own settings score it: a reader who expects the first word at 4 s is
+    // served fully by B.
+    let patient = ExperienceConfig {
+        reading: ReadingConfig {
+            expected_ttft_ms: 4000.0,
+            ..ReadingConfig::default()
+        },
+        ..ExperienceConfig::default()
+    };
+    let b2 = b.clone().with_experience(patient);
+    assert!((b2.aggregates().experience.qoe_p50.unwrap() - 1.0).abs() < 1e-9);
+    // Default settings stay out of the file; others travel with it.
+    assert!(
+        !serde_json::to_string(&b)
+            .unwrap()
+            .contains("\"experience\"")
+    );
+    let back = ttft_core::report::read_json(b2.to_json_pretty().as_bytes()).unwrap();
+    assert_eq!(back.experience, patient);
 }

@@ -1,10 +1,12 @@
 //! Importing other tools' result files, and comparing runs.
 
 use serde_json::json;
+use ttft_core::compare::Unit;
 use ttft_core::compare::{compare, crossover, tokens_visible};
 use ttft_core::import::{Format, ImportError, import};
-use ttft_core::metrics::TokenSource;
-use ttft_core::report::ReportFileError;
+use ttft_core::metrics::{MetricsConfig, TokenSource};
+use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord};
+use ttft_core::timeline::RequestRecorder;
 
 /// A `vllm bench serve --save-result --save-detailed` file of `n` requests, each with the given
 /// TTFT and `tokens` tokens one per chunk `itl` seconds apart.
@@ -223,4 +225,131 @@ fn roofline_context_defaults_to_prompt_plus_half_the_output() {
     let (_, reports) = import(&vllm_file("m", 2, 0.2, 0.05, 101)).unwrap();
     let c = ttft_core::roofline::mean_decode_context(&reports[0]).unwrap();
     assert!((c - (512.0 + 50.5)).abs() < 1e-9, "{c}");
+}
+
+/// A run of `n` streamed requests as the studio records them (with replay): the first word at
+/// `ttft`, then one word per chunk every `itl` ms, `words` in all; `stall` adds that many ms
+/// before word `at`.
+fn words_run(n: usize, ttft: f64, itl: f64, words: usize, stall: Option<(usize, f64)>) -> Report {
+    let requests = (0..n)
+        .map(|i| {
+            let mut r = RequestRecorder::new(0.0, None, None);
+            r.on_headers(ttft * 0.5, 200, Some("text/event-stream"));
+            let mut at = ttft;
+            for w in 0..words {
+                if let Some((pos, extra)) = stall
+                    && pos == w
+                {
+                    at += extra;
+                }
+                let chunk = format!(
+                    "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\" w{w}\"}}}}]}}\n\n"
+                );
+                r.on_read(at, chunk.as_bytes());
+                at += itl;
+            }
+            let end = at - itl + 1.0;
+            r.on_read(end, format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"stop\"}}],\"usage\":{{\"prompt_tokens\":10,\"completion_tokens\":{words},\"total_tokens\":0}}}}\n\ndata: [DONE]\n\n").as_bytes());
+            let tl = r.finish(end);
+            RequestRecord::from_timeline(i as u32, "chat".into(), None, &tl, &MetricsConfig::default())
+        })
+        .collect();
+    Report::new("run", EndpointInfo::default(), "chat").with_requests(requests)
+}
+
+fn row<'a>(
+    cmp: &'a ttft_core::compare::Comparison,
+    metric: &str,
+) -> &'a ttft_core::compare::MetricRow {
+    cmp.rows
+        .iter()
+        .find(|r| r.metric == metric)
+        .unwrap_or_else(|| panic!("no row {metric}"))
+}
+
+#[test]
+fn a_reader_prefers_the_early_starter_and_the_lesson_says_why() {
+    // The article's models, 200 words each. A: first word at 0.8 s, before the expected 1 s,
+    // then faster than reading: QoE 1. B: first word 2.5 s late, L = 200 × 250 ms = 50 s:
+    // QoE ((50 − 2.5) / 50)² = 0.9025. B still finishes first.
+    let (a, b) = (
+        words_run(3, 800.0, 65.0, 200, None),
+        words_run(3, 3500.0, 40.0, 200, None),
+    );
+    let cmp = compare(&["model-a", "model-b"], &[a.aggregates(), b.aggregates()]);
+    assert_eq!(cmp.finish_winner, Some(1));
+    assert_eq!(cmp.reader_winner, Some(0));
+    assert!(
+        cmp.lesson.contains(
+            "A reader prefers “model-a”: reading QoE 1.00 vs 0.90, because “model-b” keeps them waiting 3.50 s before the first word."
+        ),
+        "{}",
+        cmp.lesson
+    );
+    assert!(cmp.lesson.contains("Total latency lies"), "{}", cmp.lesson);
+    let qoe = row(&cmp, "Reading QoE P50");
+    assert_eq!((qoe.unit, qoe.best), (Unit::Score, Some(0)));
+    assert!((qoe.values[1].unwrap() - 0.9025).abs() < 1e-9);
+    assert!((qoe.worse_by[1].unwrap() - 0.0975).abs() < 1e-9);
+    // Nobody waited mid-answer; B's 40 ms gaps keep a faster pace fluid than A's 65 ms.
+    assert_eq!(
+        row(&cmp, "Requests with reader waits").values,
+        vec![Some(0.0), Some(0.0)]
+    );
+    assert_eq!(
+        row(&cmp, "Longest reader wait").values,
+        vec![Some(0.0), Some(0.0)]
+    );
+    // Fluidity judges the pace against 50 ms gaps: A's 65 ms gaps miss them once the slack
+    // of its early first token is spent (186 of 200), B misses its 51 first-token deadlines.
+    assert_eq!(row(&cmp, "Fluid token rate").best, Some(1));
+    let miss = row(&cmp, "Fluidity P99 miss rate");
+    assert_eq!(miss.best, Some(1));
+    assert!((miss.values[0].unwrap() - 0.93).abs() < 1e-9, "{miss:?}");
+}
+
+#[test]
+fn a_stall_mid_answer_loses_the_reader_and_is_named() {
+    // Both: first word at 0.5 s, 40 words 50 ms apart. "stalls" waits 6.4 s more before word
+    // 20 (at 7.9 s): the reader, done with 20 words at 5.5 s, sits 2.4 s. QoE over [0, 11 s]:
+    // 12.5e6 (E to 6 s) + 5000 × 1900 + (5000 + 8100) / 2 × 3100 = 42.305e6 of 50e6.
+    let steady = words_run(2, 500.0, 50.0, 40, None);
+    let stalls = words_run(2, 500.0, 50.0, 40, Some((20, 6400.0)));
+    let cmp = compare(
+        &["stalls", "steady"],
+        &[stalls.aggregates(), steady.aggregates()],
+    );
+    assert_eq!(cmp.reader_winner, Some(1));
+    assert!(
+        cmp.lesson.contains(
+            "A reader prefers “steady”: reading QoE 1.00 vs 0.85, because “stalls” leaves them waiting mid-answer (up to 2.40 s, in 2 of 2 requests)."
+        ),
+        "{}",
+        cmp.lesson
+    );
+    assert_eq!(
+        row(&cmp, "Requests with reader waits").values,
+        vec![Some(1.0), Some(0.0)]
+    );
+    let longest = row(&cmp, "Longest reader wait");
+    assert_eq!(longest.best, Some(1));
+    assert!((longest.values[0].unwrap() - 2400.0).abs() < 1e-9);
+    assert!((row(&cmp, "Reading QoE P50").values[0].unwrap() - 0.8461).abs() < 1e-9);
+
+    // Too close to call, or nothing to read (imports keep no text): said, or left out.
+    let cmp = compare(&["x", "y"], &[steady.aggregates(), steady.aggregates()]);
+    assert_eq!(cmp.reader_winner, None);
+    assert!(
+        cmp.lesson
+            .contains("A reader would not tell “x” and “y” apart: reading QoE 1.00 vs 1.00."),
+        "{}",
+        cmp.lesson
+    );
+    let bare = import(&vllm_file("m", 2, 0.2, 0.05, 4))
+        .unwrap()
+        .1
+        .remove(0);
+    let cmp = compare(&["x", "y"], &[steady.aggregates(), bare.aggregates()]);
+    assert_eq!(cmp.reader_winner, None);
+    assert!(!cmp.lesson.contains("reader"), "{}", cmp.lesson);
 }

@@ -408,6 +408,7 @@ fn aggregates_count_requests_that_were_not_streamed() {
         scenario: "chat".into(),
         settings: serde_json::Value::Null,
         thresholds: Default::default(),
+        experience: Default::default(),
         requests: vec![
             RequestRecord::from_timeline(0, "g".into(), None, &whole, &cfg),
             RequestRecord::from_timeline(1, "g".into(), None, &streamed, &cfg),

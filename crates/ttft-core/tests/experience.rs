@@ -237,6 +237,14 @@ fn a_stall_mid_answer_makes_one_wait_once_the_reader_catches_up() {
     );
     assert_eq!(c.delivered.first(), Some(&(0.0, 0.0)));
     assert_eq!(c.delivered.last(), Some(&(6450.0, 5000.0)));
+    // The wait, where a chart marks it: the flat step of `readable`.
+    assert_eq!(c.waits, vec![(3500.0, 6000.0, 2500.0)]);
+    let patient = ReadingConfig {
+        min_wait_ms: 3000.0,
+        ..ReadingConfig::default()
+    };
+    let c = ReadingExperience::curves(&arrivals, &patient).unwrap();
+    assert!(c.waits.is_empty(), "a wait under min_wait_ms is not marked");
 }
 
 #[test]

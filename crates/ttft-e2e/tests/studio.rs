@@ -416,6 +416,47 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
         click(c, "start-run").await?;
         wait_run_complete(c, 120).await?;
     }
+    // First token, four ways (#14), on model-b's run: first byte ≤ first token (any kind) ≤
+    // first answer token ≤ meaningful first token, none blank.
+    let mut firsts = Vec::new();
+    for id in ["ttfb-p50", "ttft-p50", "first-answer-p50", "meaningful-p50"] {
+        let text = wait_text(c, id, 5, |t| t.ends_with("ms") || t.ends_with(" s")).await?;
+        firsts.push((id, text.clone(), duration_ms(&text)));
+    }
+    println!("model-b first token, four ways: {firsts:?}");
+    assert!(firsts.windows(2).all(|w| w[0].2 <= w[1].2), "{firsts:?}");
+    assert!(
+        firsts[1].2 > 2500.0,
+        "model-b's first token ≈ 3.5 s: {firsts:?}"
+    );
+    let qoe_b = wait_text(c, "qoe-p50", 5, |t| t.parse::<f64>().is_ok()).await?;
+    let mut felt = vec![("qoe-p50", qoe_b)];
+    for id in [
+        "qoe-p10",
+        "reader-waits",
+        "reader-wait-longest",
+        "fluidity-p99",
+        "fluid-token-rate",
+    ] {
+        felt.push((
+            id,
+            wait_text(c, id, 5, |t| !t.is_empty() && t != "—").await?,
+        ));
+    }
+    println!("model-b headline: {felt:?}");
+    // Each experience figure explains itself in a tooltip.
+    let hint = c
+        .find(Locator::Css(
+            "[data-testid=headline] .figure:has([data-testid=qoe-p50])",
+        ))
+        .await?
+        .attr("title")
+        .await?
+        .unwrap_or_default();
+    assert!(hint.contains("words/s"), "{hint}");
+    // The median request's delivered and read text is drawn with the run's charts.
+    let (ids, _) = drawn_charts(c, "report-charts", 30).await?;
+    assert!(ids.iter().any(|i| i == "reading"), "{ids:?}");
     for b in c
         .find_all(Locator::Css("[data-testid=compare-run]"))
         .await?
@@ -423,12 +464,48 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
         b.click().await?;
     }
     let lesson = wait_text(c, "compare-lesson", 10, |t| !t.is_empty()).await?;
+    println!("{lesson}");
     assert!(lesson.contains("Total latency lies"), "{lesson}");
     let (finishes, starts) = lesson.split_once("finishes first").unwrap();
     assert!(
         finishes.contains("model-b") && starts.contains("model-a"),
         "{lesson}"
     );
+    // What a reader feels: the lesson prefers model-a, whose reading QoE is higher.
+    let preferred = lesson
+        .split_once("A reader prefers “")
+        .and_then(|(_, rest)| rest.split_once('”'))
+        .map(|(title, _)| title);
+    assert!(
+        preferred.is_some_and(|t| t.contains("model-a"))
+            && lesson.contains("before the first word"),
+        "{lesson}"
+    );
+    let titles = compared_titles(c).await?;
+    let cells = c
+        .find_all(Locator::Css(
+            "[data-testid=compare-table] tr[data-metric='Reading QoE P50'] td",
+        ))
+        .await?;
+    let mut qoe = Vec::new();
+    for cell in cells.iter().skip(1) {
+        let text = cell.text().await?;
+        qoe.push(
+            text.split_whitespace()
+                .next()
+                .unwrap_or("")
+                .parse::<f64>()?,
+        );
+    }
+    let of = |model: &str| {
+        titles
+            .iter()
+            .position(|t| t.contains(model))
+            .map(|i| qoe[i])
+    };
+    let (qa, qb) = (of("model-a").unwrap(), of("model-b").unwrap());
+    println!("reading QoE P50: model-a {qa}, model-b {qb}");
+    assert!(qa > qb, "model-a {qa} vs model-b {qb}");
     let (ids, render_ms) = drawn_charts(c, "compare-charts", 30).await?;
     println!("compare charts {ids:?} drawn in {render_ms} ms");
     assert_eq!(&ids[..2], ["cmp-progress", "cmp-ttft-cdf"]);
@@ -676,6 +753,15 @@ async fn vllm_bench_results_import_and_bad_files_are_refused() -> anyhow::Result
     assert!(notice.contains("--save-detailed"), "{notice}");
     session.client.clone().close().await?;
     Ok(())
+}
+
+/// A duration as the views write it (`812 ms`, `3.48 s`) in ms.
+fn duration_ms(text: &str) -> f64 {
+    match text.split_once(' ') {
+        Some((n, "s")) => n.parse::<f64>().map_or(f64::NAN, |v| v * 1e3),
+        Some((n, "ms")) => n.parse().unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
 }
 
 /// The compare view's column titles, in order.

@@ -2,13 +2,15 @@
 //!
 //! [`report_charts`] is the entry point: it picks the charts that have data and returns them in
 //! reading order. The charts themselves live by group: `latency` (TTFT and ITL histograms and
-//! CDFs), `timeline` (the per-request waterfall and ITL against output position), `load` (TTFT
+//! CDFs), `timeline` (the per-request waterfall and ITL against output position), `reading`
+//! (delivered against read text of the median request, with the reader waits), `load` (TTFT
 //! against prompt length, latency and throughput against load, multi-turn rounds) and `agent`
 //! (time to valid JSON).
 
 mod agent;
 mod latency;
 mod load;
+mod reading;
 mod timeline;
 
 use ttft_core::report::{Aggregates, Report, RequestRecord};
@@ -18,6 +20,7 @@ use crate::ChartSpec;
 use agent::json_valid;
 use latency::{first_token_cdf, itl_cdf, latency_histogram};
 use load::{levels, rounds, ttft_vs_prompt};
+use reading::reading;
 use timeline::{itl_by_position, waterfall};
 
 /// Every chart that has data in this run, in reading order.
@@ -51,6 +54,7 @@ pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
     if !report.requests.is_empty() {
         out.push(waterfall(report));
     }
+    out.extend(reading(report));
     out.extend(itl_by_position(&ok, agg));
     out.extend(ttft_vs_prompt(&ok, agg));
     if report.scenario == "multi_turn" {

@@ -9,6 +9,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use super::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
+use crate::experience::ExperienceConfig;
 use crate::stats::Thresholds;
 
 /// Why report JSON could not be read.
@@ -76,6 +77,7 @@ impl Report {
             scenario: scenario.into(),
             settings: Value::Null,
             thresholds: Thresholds::default(),
+            experience: ExperienceConfig::default(),
             requests: Vec::new(),
         }
     }
@@ -104,6 +106,12 @@ impl Report {
         self
     }
 
+    /// Sets the deadlines and reader of the experience scores.
+    pub fn with_experience(mut self, experience: ExperienceConfig) -> Self {
+        self.experience = experience;
+        self
+    }
+
     /// Sets the requests.
     pub fn with_requests(mut self, requests: Vec<RequestRecord>) -> Self {
         self.requests = requests;
@@ -118,14 +126,14 @@ impl Report {
     /// The report as CSV, one row per request (warm-ups included and marked).
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
-            "index,group,level,warmup,outcome,ttfb_ms,ttft_ms,meaningful_ms,tpot_ms,e2e_ms,output_tokens,token_source,prompt_tokens,coalesced,message\n",
+            "index,group,level,warmup,outcome,ttfb_ms,ttft_ms,first_answer_ms,meaningful_ms,tpot_ms,e2e_ms,output_tokens,token_source,prompt_tokens,coalesced,message\n",
         );
         for r in &self.requests {
             let m = &r.metrics;
             let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
             let quoted = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{:?},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{:?},{},{},{}\n",
                 r.index,
                 quoted(&r.group),
                 f(r.level),
@@ -133,6 +141,7 @@ impl Report {
                 r.outcome.kind(),
                 f(m.ttfb_ms),
                 f(m.ttft_ms),
+                f(m.first_answer_ms),
                 f(m.meaningful_ms),
                 f(m.tpot_ms),
                 f(m.e2e_ms),

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dialect::Dialect;
+use crate::experience::{ExperienceConfig, ExperienceSummary, summarize};
 use crate::metrics::{RequestMetrics, TtftKind};
 use crate::stats::{LinearFit, Summary, Thresholds, knee, linear_fit};
 use crate::timeline::{Outcome, RequestTimeline};
@@ -122,8 +123,16 @@ pub struct Report {
     pub settings: serde_json::Value,
     /// Thresholds used for goodput.
     pub thresholds: Thresholds,
+    /// Deadlines and reader the experience scores use ([`Aggregates::experience`]); absent
+    /// from the file when they are the defaults (and from files made before them).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub experience: ExperienceConfig,
     /// The requests.
     pub requests: Vec<RequestRecord>,
+}
+
+fn is_default(cfg: &ExperienceConfig) -> bool {
+    *cfg == ExperienceConfig::default()
 }
 
 /// Statistics for one group (level) of a run.
@@ -152,10 +161,13 @@ pub struct Aggregates {
     pub count: usize,
     /// Failed requests by outcome kind.
     pub errors: BTreeMap<String, usize>,
-    /// TTFB.
+    /// TTFB: first byte (response headers).
     pub ttfb: Option<Summary>,
-    /// TTFT.
+    /// TTFT: first token of any kind (reasoning, tool call, refusal or answer).
     pub ttft: Option<Summary>,
+    /// First answer token (answer or refusal text), over the requests that produced one.
+    #[serde(default)]
+    pub first_answer: Option<Summary>,
     /// Meaningful first token.
     pub meaningful: Option<Summary>,
     /// Per-token ITL pooled over requests.
@@ -174,6 +186,9 @@ pub struct Aggregates {
     pub goodput: f64,
     /// Requests whose first token was reasoning text.
     pub reasoning_first: usize,
+    /// Requests whose first token was a tool call (their TTFT is the call's first fragment).
+    #[serde(default)]
+    pub tool_call_first: usize,
     /// Requests whose arrivals coalesce tokens.
     pub coalesced: usize,
     /// Requests with at least one stall.
@@ -205,6 +220,10 @@ pub struct Aggregates {
     /// body: the server or a proxy ignored `stream: true`); their TTFT is the whole answer's.
     #[serde(default)]
     pub not_streamed: usize,
+    /// How the streams felt: fluidity and reading experience over the successful measured
+    /// requests, with the report's [`Report::experience`] settings.
+    #[serde(default)]
+    pub experience: ExperienceSummary,
 }
 
 fn summary(values: impl Iterator<Item = f64>) -> Option<Summary> {
@@ -285,6 +304,16 @@ impl Report {
 
     /// Computes the run's statistics.
     pub fn aggregates(&self) -> Aggregates {
+        self.statistics(true)
+    }
+
+    /// The statistics of a run still streaming: everything but the experience scores (left
+    /// empty), whose per-request searches would compete with the reads' stamps for the cores.
+    pub fn live_aggregates(&self) -> Aggregates {
+        self.statistics(false)
+    }
+
+    fn statistics(&self, with_experience: bool) -> Aggregates {
         let reqs: Vec<&RequestRecord> = self.measured().collect();
         let ok: Vec<&RequestMetrics> = reqs
             .iter()
@@ -375,6 +404,7 @@ impl Report {
             errors,
             ttfb: summary(ok.iter().filter_map(|m| m.ttfb_ms)),
             ttft: summary(ok.iter().filter_map(|m| m.ttft_ms)),
+            first_answer: summary(ok.iter().filter_map(|m| m.first_answer_ms)),
             meaningful: summary(ok.iter().filter_map(|m| m.meaningful_ms)),
             itl: summary(ok.iter().flat_map(|m| m.per_token_itl())),
             chunk_gaps: summary(ok.iter().flat_map(|m| m.itl_ms.iter().copied())),
@@ -390,6 +420,10 @@ impl Report {
             reasoning_first: ok
                 .iter()
                 .filter(|m| m.ttft_kind == Some(TtftKind::Reasoning))
+                .count(),
+            tool_call_first: ok
+                .iter()
+                .filter(|m| m.ttft_kind == Some(TtftKind::ToolCall))
                 .count(),
             coalesced: ok.iter().filter(|m| m.coalesced).count(),
             with_stalls: ok.iter().filter(|m| !m.stalls.is_empty()).count(),
@@ -414,6 +448,11 @@ impl Report {
                 .filter(|m| m.token_source != crate::metrics::TokenSource::Estimate)
                 .count(),
             not_streamed: reqs.iter().filter(|r| !r.metrics.streamed).count(),
+            experience: if with_experience {
+                summarize(reqs.iter().copied(), &self.experience)
+            } else {
+                ExperienceSummary::default()
+            },
         }
     }
 }
