@@ -64,18 +64,11 @@ pub fn markdown(r: &Value) -> String {
 
     s.push_str("## Targets\n\n| Measure | Target | Measured | Verdict |\n|---|---|---|---|\n");
     if r.get("fidelity").is_some() {
-        let md = fidelity_markdown(r);
-        let verdicts: Vec<&str> = md
-            .lines()
-            .filter(|l| l.contains(" the floor") || l.contains("best peer") || l.contains(" ≤ 0."))
-            .filter(|l| l.starts_with("| "))
-            .filter_map(|l| l.trim_end_matches('|').rsplit('|').next())
-            .map(str::trim)
-            .collect();
-        let met = verdicts.iter().filter(|v| **v == "met").count();
+        let targets = fidelity_targets(r);
+        let met = targets.iter().filter(|t| t.is_met()).count();
         s.push_str(&format!(
             "| Measurement fidelity (P99 error: within 1.5× the browser's floor, ≤ 0.5 / 0.2 ms at 1 stream, no worse than the best peer) | every target | {met} of {} met | see section 1 |\n",
-            verdicts.len()
+            targets.len()
         ));
     }
     s.push_str(&target(
@@ -346,21 +339,13 @@ const FIDELITY_METRICS: [(&str, &str, &str); 3] = [
 
 /// Median, min and max of one figure over a fidelity row's rounds (`None` when no round has it).
 fn over_rounds(row: &Value, error: &str, pct: &str) -> Option<(f64, f64, f64)> {
-    let v = ttft_core::stats::sorted(
-        &row["rounds"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r[error][pct].as_f64())
-            .collect::<Vec<_>>(),
-    );
-    let n = v.len();
-    let median = match n {
-        0 => return None,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    };
-    Some((median, v[0], v[n - 1]))
+    let values: Vec<f64> = row["rounds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r[error][pct].as_f64())
+        .collect();
+    ttft_core::stats::Summary::of(&values).map(|s| (s.p50, s.min, s.max))
 }
 
 /// `client · transport`, the name of a fidelity column.
@@ -399,6 +384,77 @@ fn judged_studio_rows(rows: &[Value], streams: u64) -> Vec<&Value> {
         .filter(|x| x["client"].as_str().is_some_and(|c| c.contains("default")))
         .collect();
     if default.is_empty() { at } else { default }
+}
+
+/// The error kinds the targets judge, with their names.
+const FIDELITY_FIGURES: [(&str, &str); 2] = [("itl_error", "per-gap ITL"), ("ttft_error", "TTFT")];
+
+/// One fidelity target for one studio row.
+struct FidelityTarget {
+    streams: u64,
+    target: String,
+    /// The studio row judged (`client · transport`).
+    who: String,
+    /// Its P99, median of rounds (ms).
+    measured: f64,
+    /// The limit and where it comes from; `None` when nothing to compare with was measured.
+    limit: Option<(f64, String)>,
+}
+
+impl FidelityTarget {
+    fn is_met(&self) -> bool {
+        self.limit
+            .as_ref()
+            .is_some_and(|(l, _)| self.measured <= *l)
+    }
+}
+
+/// Every target of the studio's judged rows, level by level (see [`fidelity_markdown`]).
+fn fidelity_targets(r: &Value) -> Vec<FidelityTarget> {
+    let rows: Vec<Value> = r["fidelity"]["rows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut levels: Vec<u64> = rows.iter().filter_map(|x| x["streams"].as_u64()).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let mut out = Vec::new();
+    for &l in &levels {
+        for studio in judged_studio_rows(&rows, l) {
+            for (error, name) in FIDELITY_FIGURES {
+                let Some((measured, _, _)) = over_rounds(studio, error, "p99_ms") else {
+                    continue;
+                };
+                let mut add = |target: String, limit: Option<(f64, String)>| {
+                    out.push(FidelityTarget {
+                        streams: l,
+                        target,
+                        who: column(studio),
+                        measured,
+                        limit,
+                    });
+                };
+                let floor = best_of(&rows, "floor", l, error, "p99_ms");
+                add(
+                    format!("{name} within 1.5× the floor"),
+                    floor.map(|(f, v)| (1.5 * v, format!(" (1.5 × {v:.3}, {})", column(f)))),
+                );
+                if l == 1 {
+                    let goal = if error == "itl_error" { 0.5 } else { 0.2 };
+                    add(format!("{name} ≤ {goal} ms"), Some((goal, String::new())));
+                } else {
+                    let peer = best_of(&rows, "peer", l, error, "p99_ms");
+                    add(
+                        format!("{name} no worse than the best peer"),
+                        peer.map(|(p, v)| {
+                            (v, format!(" ({})", p["client"].as_str().unwrap_or("?")))
+                        }),
+                    );
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `met`, or how far above `limit` the measured value is.
@@ -500,46 +556,25 @@ pub fn fidelity_markdown(r: &Value) -> String {
     }
 
     s.push_str("\n**Targets** (P99 |error|, median of rounds; the floor at a level is the floor probe's best run for that figure, whichever transport and thread, the best peer the peer with the lowest median):\n\n| Streams | Target | Studio over | Measured | Limit | Verdict |\n|---|---|---|---|---|---|\n");
-    let figures = [("itl_error", "per-gap ITL"), ("ttft_error", "TTFT")];
+    for t in fidelity_targets(r) {
+        s.push_str(&match t.limit {
+            Some((limit, from)) => format!(
+                "| {} | {} | {} | {:.3} ms | {limit:.3} ms{from} | {} |\n",
+                t.streams,
+                t.target,
+                t.who,
+                t.measured,
+                fidelity_verdict(t.measured, limit)
+            ),
+            None => format!(
+                "| {} | {} | {} | {:.3} ms | — | not measured |\n",
+                t.streams, t.target, t.who, t.measured
+            ),
+        });
+    }
     let mut browser_gaps = Vec::new();
     for &l in &levels {
-        for studio in judged_studio_rows(&rows, l) {
-            let who = column(studio);
-            for (error, name) in figures {
-                let Some((m, _, _)) = over_rounds(studio, error, "p99_ms") else {
-                    continue;
-                };
-                let mut line = |target: String, limit: Option<(f64, String)>| {
-                    s.push_str(&match limit {
-                        Some((limit, from)) => format!(
-                            "| {l} | {target} | {who} | {m:.3} ms | {limit:.3} ms{from} | {} |\n",
-                            fidelity_verdict(m, limit)
-                        ),
-                        None => {
-                            format!("| {l} | {target} | {who} | {m:.3} ms | — | not measured |\n")
-                        }
-                    });
-                };
-                let floor = best_of(&rows, "floor", l, error, "p99_ms");
-                line(
-                    format!("{name} within 1.5× the floor"),
-                    floor.map(|(f, v)| (1.5 * v, format!(" (1.5 × {v:.3}, {})", column(f)))),
-                );
-                if l == 1 {
-                    let goal = if error == "itl_error" { 0.5 } else { 0.2 };
-                    line(format!("{name} ≤ {goal} ms"), Some((goal, String::new())));
-                } else {
-                    let peer = best_of(&rows, "peer", l, error, "p99_ms");
-                    line(
-                        format!("{name} no worse than the best peer"),
-                        peer.map(|(p, v)| {
-                            (v, format!(" ({})", p["client"].as_str().unwrap_or("?")))
-                        }),
-                    );
-                }
-            }
-        }
-        for (error, name) in figures {
+        for (error, name) in FIDELITY_FIGURES {
             if let (Some((f, fv)), Some((p, pv))) = (
                 best_of(&rows, "floor", l, error, "p99_ms"),
                 best_of(&rows, "peer", l, error, "p99_ms"),
