@@ -233,23 +233,41 @@ fn ShareBox(
     /// The report.
     report: Report,
 ) -> impl IntoView {
-    let link = {
-        let compact = ttft_core::share::compact_for_share(&report, 5);
-        let origin = crate::browser::page_origin();
-        format!("{origin}/#share={}", ttft_core::share::encode(&compact))
+    // Made on demand: a large run's link takes a moment to encode.
+    let made = RwSignal::new(None::<(String, String, String)>);
+    let make = {
+        let report = report.clone();
+        move |_| {
+            let shared =
+                ttft_core::share::encode(&report, &ttft_core::share::ShareOptions::default());
+            let link = format!("{}/#share={}", crate::browser::page_origin(), shared.text);
+            let partial = shared.requests_kept < report.requests.len()
+                || shared.gaps_kept_for < shared.requests_kept;
+            let kept = format!(
+                "{} characters; times to {} ms (each time and gap within {} ms of this run's), replay of {} request(s){}",
+                shared.text.len(),
+                shared.precision_ms,
+                shared.precision_ms / 2.0,
+                shared.replays,
+                if partial {
+                    "; too large to link whole: the headline stays exact, the detail is sampled"
+                } else {
+                    ""
+                }
+            );
+            made.set(Some((link, kept, shared.left_out.join("; "))));
+        }
     };
     let json = report.to_json_pretty();
     let name = report.title.replace([' ', ':', '·'], "_");
     view! {
         <section class="share">
-            <label>"Share link (no server storage; replay of 5 requests)"
-                <input readonly data-testid="share-link" prop:value=link.clone() />
-            </label>
-            {(link.len() > 32_000).then(|| view! {
-                <p class="muted" data-testid="share-link-long">{format!(
-                    "This link is {} KB: browsers open it, but chat tools and e-mail may cut it. For large runs, send the exported JSON; Import in the runs list opens it.",
-                    link.len() / 1000
-                )}</p>
+            <button data-testid="make-share-link" on:click=make>"Make a share link"</button>
+            {move || made.get().map(|(link, kept, left_out)| view! {
+                <label>{format!("Share link (no server storage): {kept}")}
+                    <input readonly data-testid="share-link" prop:value=link />
+                </label>
+                <p class="muted" data-testid="share-left-out">{format!("Left out of the link: {left_out}. For every detail, send the exported JSON (Import in the runs list opens it).")}</p>
             })}
             <a href=data_url("application/json", &json) download=format!("{name}.json") data-testid="export-json">"Export JSON"</a>
             " · "
@@ -278,6 +296,12 @@ pub fn ReportView() -> impl IntoView {
                     <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
                     <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
                     <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
+                    {r.shared.as_ref().map(|s| view! {
+                        <p class="muted" data-testid="shared-from">{format!(
+                            "Opened from a share link ({}): times kept to {} ms, each time and gap within {} ms of the original run's. Left out: {}.",
+                            s.format, s.precision_ms, s.precision_ms / 2.0, s.left_out.join("; ")
+                        )}</p>
+                    })}
                     <Headline agg=agg.clone() reading=r.experience.reading deadlines=r.experience.deadlines />
                     <Groups agg=agg.clone() />
                     {match charts {

@@ -82,7 +82,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::metrics::{MAX_TOKENS_PER_ARRIVAL, TokenSource};
+use crate::metrics::{MAX_TOKENS_PER_ARRIVAL, RequestMetrics, TokenSource};
 use crate::report::RequestRecord;
 use crate::stats::percentile;
 
@@ -503,9 +503,8 @@ struct Reader {
 }
 
 impl Reader {
-    fn new(arrivals: &[(f64, &str)], cfg: &ReadingConfig) -> Self {
+    fn new(units: &[ReadingUnits], cfg: &ReadingConfig) -> Self {
         let (word_ms, char_ms) = (1000.0 / cfg.words_per_s, 1000.0 / cfg.cjk_chars_per_s);
-        let mut counter = UnitCounter::default();
         let mut prev = 0.0f64;
         let mut out = Self {
             arrivals: Vec::new(),
@@ -515,13 +514,16 @@ impl Reader {
             words: 0,
             cjk: 0,
         };
-        for &(at, text) in arrivals {
-            let at = if at.is_finite() { at.max(prev) } else { prev };
+        for u in units {
+            let at = if u.at_ms.is_finite() {
+                u.at_ms.max(prev)
+            } else {
+                prev
+            };
             prev = at;
-            let (w, c) = counter.push(text);
-            out.words = out.words.saturating_add(w);
-            out.cjk = out.cjk.saturating_add(c);
-            let cost = f64::from(w) * word_ms + f64::from(c) * char_ms;
+            out.words = out.words.saturating_add(u.words);
+            out.cjk = out.cjk.saturating_add(u.cjk_chars);
+            let cost = f64::from(u.words) * word_ms + f64::from(u.cjk_chars) * char_ms;
             if cost <= 0.0 {
                 continue;
             }
@@ -624,6 +626,35 @@ impl UnitCounter {
     }
 }
 
+/// What one arrival gives a reader: new words and new Chinese/Japanese characters (a word
+/// split over two pieces counts once, in the piece where it starts). Share links carry these
+/// counts instead of the text for the requests whose replay they drop.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReadingUnits {
+    /// Arrival (ms from t0).
+    pub at_ms: f64,
+    /// Words that start in this piece.
+    pub words: u32,
+    /// Han and kana characters in this piece.
+    pub cjk_chars: u32,
+}
+
+/// The reading units of text arriving as `(ms from t0, text)` pieces in stream order.
+pub fn reading_units(arrivals: &[(f64, &str)]) -> Vec<ReadingUnits> {
+    let mut counter = UnitCounter::default();
+    arrivals
+        .iter()
+        .map(|&(at_ms, text)| {
+            let (words, cjk_chars) = counter.push(text);
+            ReadingUnits {
+                at_ms,
+                words,
+                cjk_chars,
+            }
+        })
+        .collect()
+}
+
 /// Han ideographs (with extensions and compatibility forms), hiragana, katakana: read one
 /// character at a time. CJK punctuation is not among them.
 fn is_han_or_kana(c: char) -> bool {
@@ -644,8 +675,13 @@ impl ReadingExperience {
     /// (a time earlier than the one before counts as arriving with it; a non-finite time, with
     /// the piece before). `None` when the text holds nothing to read.
     pub fn of(arrivals: &[(f64, &str)], cfg: &ReadingConfig) -> Option<Self> {
+        Self::of_units(&reading_units(arrivals), cfg)
+    }
+
+    /// The reading experience of arrivals already counted in [`ReadingUnits`].
+    pub fn of_units(units: &[ReadingUnits], cfg: &ReadingConfig) -> Option<Self> {
         let cfg = cfg.sanitized();
-        let reader = Reader::new(arrivals, &cfg);
+        let reader = Reader::new(units, &cfg);
         if reader.total <= 0.0 {
             return None;
         }
@@ -673,7 +709,7 @@ impl ReadingExperience {
     /// when the text holds nothing to read.
     pub fn curves(arrivals: &[(f64, &str)], cfg: &ReadingConfig) -> Option<ReadingCurves> {
         let cfg = cfg.sanitized();
-        let reader = Reader::new(arrivals, &cfg);
+        let reader = Reader::new(&reading_units(arrivals), &cfg);
         if reader.total <= 0.0 {
             return None;
         }
@@ -710,9 +746,22 @@ impl ReadingExperience {
 /// forming one arrival. An arrival carries as many tokens as the server's continuous usage
 /// says when known (single choice), else one per piece; a non-streamed answer carries the
 /// server's token count. At most [`MAX_TOKENS_PER_ARRIVAL`] per arrival. Without replay (share
-/// links drop it for most requests) a single choice's arrivals come from its TTFT and gaps.
+/// links drop it for most requests) they are the token arrivals the link carried
+/// ([`RequestRecord::token_arrivals`]) or, for a single choice, its TTFT and gaps.
 pub fn token_times(record: &RequestRecord) -> Vec<f64> {
     let m = &record.metrics;
+    if record.replay.is_empty() {
+        return if record.token_arrivals.is_empty() {
+            token_times_from_gaps(m)
+        } else {
+            let cap = MAX_TOKENS_PER_ARRIVAL;
+            record
+                .token_arrivals
+                .iter()
+                .flat_map(|&(at, n)| std::iter::repeat_n(at, n.min(cap) as usize))
+                .collect()
+        };
+    }
     let mut arrivals: Vec<(f64, u64)> = Vec::new();
     for p in record.replay.iter().filter(|p| !p.text.is_empty()) {
         match arrivals.last_mut() {
@@ -722,16 +771,7 @@ pub fn token_times(record: &RequestRecord) -> Vec<f64> {
     }
     let counted = m.token_source != TokenSource::Estimate && m.output_tokens > 0;
     if arrivals.is_empty() {
-        let Some(first) = m.ttft_ms.filter(|_| m.choices.is_empty()) else {
-            return Vec::new();
-        };
-        let mut at = first;
-        arrivals.push((first, 1));
-        for (i, gap) in m.itl_ms.iter().enumerate() {
-            at += gap;
-            let n = m.gap_tokens.get(i).copied().flatten().map_or(1, u64::from);
-            arrivals.push((at, n.max(1)));
-        }
+        return token_times_from_gaps(m);
     } else if !m.streamed {
         let pieces: u64 = arrivals.iter().map(|a| a.1).sum();
         let n = if counted { m.output_tokens } else { pieces };
@@ -742,6 +782,26 @@ pub fn token_times(record: &RequestRecord) -> Vec<f64> {
                 arrival.1 = u64::from(*n).max(1);
             }
         }
+    }
+    let cap = u64::from(MAX_TOKENS_PER_ARRIVAL);
+    arrivals
+        .into_iter()
+        .flat_map(|(at, n)| std::iter::repeat_n(at, n.min(cap) as usize))
+        .collect()
+}
+
+/// A single choice's token times from its TTFT, gaps and the tokens each gap carried (none
+/// for several choices): what [`token_times`] falls back on without replay.
+pub fn token_times_from_gaps(m: &RequestMetrics) -> Vec<f64> {
+    let Some(first) = m.ttft_ms.filter(|_| m.choices.is_empty()) else {
+        return Vec::new();
+    };
+    let mut at = first;
+    let mut arrivals = vec![(first, 1u64)];
+    for (i, gap) in m.itl_ms.iter().enumerate() {
+        at += gap;
+        let n = m.gap_tokens.get(i).copied().flatten().map_or(1, u64::from);
+        arrivals.push((at, n.max(1)));
     }
     let cap = u64::from(MAX_TOKENS_PER_ARRIVAL);
     arrivals
@@ -761,6 +821,17 @@ pub fn reading_arrivals<'a>(record: &'a RequestRecord, cfg: &ReadingConfig) -> V
         .collect()
 }
 
+/// The reading units of a record: counted from its replay when it has one, else the counts a
+/// share link carried for it ([`RequestRecord::reading_units`], counted with the report's
+/// reading settings when the link was made).
+pub fn record_reading_units(record: &RequestRecord, cfg: &ExperienceConfig) -> Vec<ReadingUnits> {
+    if record.replay.is_empty() {
+        record.reading_units.clone()
+    } else {
+        reading_units(&reading_arrivals(record, &cfg.reading))
+    }
+}
+
 /// Both scores of one request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestExperience {
@@ -775,7 +846,7 @@ impl RequestExperience {
     pub fn of(record: &RequestRecord, cfg: &ExperienceConfig) -> Self {
         Self {
             fluidity: Fluidity::of(&token_times(record), &cfg.deadlines),
-            reading: ReadingExperience::of(&reading_arrivals(record, &cfg.reading), &cfg.reading),
+            reading: ReadingExperience::of_units(&record_reading_units(record, cfg), &cfg.reading),
         }
     }
 }

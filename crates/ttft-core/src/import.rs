@@ -185,6 +185,8 @@ fn record(
         server_request_id: None,
         sent_epoch_ms: None,
         protocol: None,
+        reading_units: Vec::new(),
+        token_arrivals: Vec::new(),
     }
 }
 

@@ -1,11 +1,22 @@
 //! Share codec: a report as a compact, URL-safe string (no server-side storage).
 //!
-//! Format: `r1.` + base64url (no padding) of the raw-DEFLATE-compressed JSON of the report.
-//! Decoding is bounded (at most [`MAX_INFLATED`] bytes) and every failure is a
-//! [`ShareError`] that says what to do. [`compact_for_share`] drops replay text except for a
-//! sample of requests so links stay short: the 100-request report of the
-//! `share_round_trip_size_and_bad_links` test (60 tokens each, 5 replays kept) encodes to
-//! 6,346 characters, against 27,541 with every replay kept (the test prints both figures).
+//! **r2** (what [`encode`] writes): `r2.` + base64url (no padding) of the raw-DEFLATE-compressed
+//! binary, columnar encoding of the run's measurements ([`r2`]); opening the link recomputes
+//! every figure with the core, from times rounded to a stated precision (0.1 ms by default).
+//! To stay under a length that chat tools and trackers accept ([`ShareOptions::max_chars`],
+//! 64,000 characters by default) a link first keeps fewer replays, then coarser times (up to
+//! 1 ms), then the per-gap timings of only every k-th request — and then carries the full
+//! run's statistics so the headline stays exact; the opened report says what was left out
+//! ([`crate::report::SharedFrom`]).
+//!
+//! **r1** (links made before r2, still opened): `r1.` + base64url of the raw-DEFLATE JSON of
+//! the report, made by [`encode_r1`] from a [`compact_for_share`] copy.
+//!
+//! Decoding is bounded (at most [`MAX_INFLATED`] bytes, every count checked against the bytes
+//! that hold it) and every failure is a [`ShareError`] that says what to do.
+
+mod bytes;
+mod r2;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -13,8 +24,10 @@ use thiserror::Error;
 
 use crate::report::{Report, ReportFileError};
 
-/// The prefix of links in this format.
-pub const PREFIX: &str = "r1.";
+/// The prefix of links in the current format.
+pub const PREFIX: &str = "r2.";
+/// The prefix of links in the first format.
+pub const PREFIX_R1: &str = "r1.";
 /// Largest decompressed report accepted.
 pub const MAX_INFLATED: usize = 32 * 1024 * 1024;
 
@@ -25,7 +38,9 @@ pub enum ShareError {
     #[error("the link holds no report: copy the whole link, including the part after #")]
     Empty,
     /// Not this format.
-    #[error("this is not a ttft-studio report link (it should start with \"{PREFIX}\")")]
+    #[error(
+        "this is not a ttft-studio report link (it should start with \"{PREFIX}\" or \"{PREFIX_R1}\")"
+    )]
     BadPrefix,
     /// Not base64url.
     #[error("the link is damaged (not valid base64url at byte {0}): copy it again in full")]
@@ -36,19 +51,164 @@ pub enum ShareError {
     /// Decompresses beyond the limit.
     #[error("the report in this link is larger than 32 MiB and was not opened")]
     TooLarge,
+    /// Decompresses, but what it holds is not a whole r2 report.
+    #[error("the link is damaged ({0}): copy it again in full")]
+    Damaged(String),
     /// Decodes, but the report inside cannot be read (damaged, or a newer format).
     #[error("the link decodes but its report cannot be opened: {0}")]
     Report(#[from] ReportFileError),
 }
 
-/// Encodes a report.
-pub fn encode(report: &Report) -> String {
-    let json = serde_json::to_vec(report).expect("reports always serialize");
-    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
-    format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(packed))
+/// How a link is made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareOptions {
+    /// Step times are rounded to (ms).
+    pub precision_ms: f64,
+    /// Requests whose replay (text and times) the link keeps, spread over the run.
+    pub replays: usize,
+    /// Longest link (characters after `#share=`) before the link keeps less; `None` = no limit.
+    pub max_chars: Option<usize>,
 }
 
-/// Decodes a share string (the part after `#` or a whole URL).
+impl Default for ShareOptions {
+    fn default() -> Self {
+        Self {
+            precision_ms: 0.1,
+            replays: 5,
+            max_chars: Some(64_000),
+        }
+    }
+}
+
+/// A link's text and what it kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedLink {
+    /// `r2.…`, the part after `#share=`.
+    pub text: String,
+    /// Step the times were rounded to (ms).
+    pub precision_ms: f64,
+    /// Requests whose replay it kept.
+    pub replays: usize,
+    /// Requests it kept.
+    pub requests_kept: usize,
+    /// Requests whose per-gap timings it kept.
+    pub gaps_kept_for: usize,
+    /// What it left out, in words.
+    pub left_out: Vec<String>,
+}
+
+/// Encodes a report as an r2 link, keeping less (see the module doc) until it fits
+/// `options.max_chars`.
+pub fn encode(report: &Report, options: &ShareOptions) -> SharedLink {
+    let n = report.requests.len();
+    let with_replay = report
+        .requests
+        .iter()
+        .filter(|r| !r.replay.is_empty())
+        .count();
+    let precision = if options.precision_ms.is_finite() && options.precision_ms > 0.0 {
+        options.precision_ms
+    } else {
+        ShareOptions::default().precision_ms
+    };
+    // (replays, precision, gap stride, request stride): each step keeps less.
+    let fewer = options.replays.min(1);
+    let mut ladder = vec![
+        (options.replays, precision, 1usize, 1usize),
+        (fewer, precision, 1, 1),
+    ];
+    for coarser in [0.2, 0.5, 1.0] {
+        if coarser > precision {
+            ladder.push((fewer, coarser, 1, 1));
+        }
+    }
+    let coarsest = precision.max(1.0);
+    let mut stride = 2;
+    while stride <= 16 && stride < n * 2 {
+        ladder.push((fewer, coarsest, stride, 1));
+        stride *= 2;
+    }
+    let mut stride = 2;
+    while stride < n * 2 {
+        ladder.push((fewer, coarsest, 1, stride));
+        stride *= 2;
+    }
+    let mut last = None;
+    for (replays, precision_ms, gap_stride, request_stride) in ladder {
+        let layout = r2::Layout {
+            precision_ms,
+            replays,
+            gap_stride,
+            request_stride,
+        };
+        let link = encode_with(report, layout, with_replay);
+        let fits = options.max_chars.is_none_or(|max| link.text.len() <= max);
+        if fits {
+            return link;
+        }
+        last = Some(link);
+    }
+    last.expect("the ladder is never empty")
+}
+
+fn encode_with(report: &Report, layout: r2::Layout, with_replay: usize) -> SharedLink {
+    let n = report.requests.len();
+    let requests_kept = n.div_ceil(layout.request_stride.max(1));
+    let kept_replays = layout.replays.min(with_replay);
+    let gaps_kept_for = requests_kept.div_ceil(layout.gap_stride.max(1));
+    let mut left_out = vec![
+        "server request ids and wall-clock send times (they line a run up with server records)"
+            .to_owned(),
+    ];
+    if with_replay > kept_replays {
+        left_out.push(format!(
+            "replay text of {} of {with_replay} requests (the reading experience is scored from the word counts kept instead)",
+            with_replay - kept_replays
+        ));
+    }
+    let whole_run =
+        "the headline figures are the whole run's; charts and the request table show what was kept";
+    if layout.request_stride > 1 {
+        left_out.push(format!(
+            "{} of {n} requests (every {}th kept): {whole_run}",
+            n - requests_kept,
+            layout.request_stride
+        ));
+    }
+    if layout.gap_stride > 1 {
+        left_out.push(format!(
+            "per-gap timings of {} of {requests_kept} requests (kept for every {}th): {whole_run}",
+            requests_kept - gaps_kept_for,
+            layout.gap_stride
+        ));
+    }
+    let carried = report.shared.as_ref().and_then(|s| s.headline.as_deref());
+    let headline = if layout.gap_stride > 1 || layout.request_stride > 1 {
+        Some(report.aggregates())
+    } else {
+        carried.cloned()
+    };
+    let bytes = r2::encode(report, layout, left_out.clone(), headline);
+    let packed = miniz_oxide::deflate::compress_to_vec(&bytes, 9);
+    SharedLink {
+        text: format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(packed)),
+        precision_ms: layout.precision_ms,
+        replays: kept_replays,
+        requests_kept,
+        gaps_kept_for,
+        left_out,
+    }
+}
+
+/// Encodes a report in the first format (a [`compact_for_share`] copy keeps it short); kept so
+/// that links of that format can still be made and tested.
+pub fn encode_r1(report: &Report) -> String {
+    let json = serde_json::to_vec(report).expect("reports always serialize");
+    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
+    format!("{PREFIX_R1}{}", URL_SAFE_NO_PAD.encode(packed))
+}
+
+/// Decodes a share string (the part after `#` or a whole URL), either format.
 pub fn decode(input: &str) -> Result<Report, ShareError> {
     let s = input.trim();
     let s = s.rsplit_once('#').map_or(s, |(_, frag)| frag);
@@ -56,23 +216,31 @@ pub fn decode(input: &str) -> Result<Report, ShareError> {
     if s.is_empty() {
         return Err(ShareError::Empty);
     }
-    let body = s.strip_prefix(PREFIX).ok_or(ShareError::BadPrefix)?;
+    let (body, current) = match (s.strip_prefix(PREFIX), s.strip_prefix(PREFIX_R1)) {
+        (Some(body), _) => (body, true),
+        (None, Some(body)) => (body, false),
+        (None, None) => return Err(ShareError::BadPrefix),
+    };
     let packed = URL_SAFE_NO_PAD.decode(body).map_err(|e| match e {
         base64::DecodeError::InvalidByte(i, _) => ShareError::Base64(i),
         _ => ShareError::Inflate,
     })?;
-    let json =
-        miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED).map_err(|e| {
+    let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED)
+        .map_err(|e| {
             if matches!(e.status, miniz_oxide::inflate::TINFLStatus::HasMoreOutput) {
                 ShareError::TooLarge
             } else {
                 ShareError::Inflate
             }
         })?;
-    Ok(crate::report::read_json(&json)?)
+    if current {
+        r2::decode(&inflated)
+    } else {
+        Ok(crate::report::read_json(&inflated)?)
+    }
 }
 
-/// A copy of the report for a link: replay and text kept for `sample` requests only.
+/// A copy of the report for an r1 link: replay and text kept for `sample` requests only.
 ///
 /// Times are rounded to 1 µs (the browser clock's resolution is 5 µs at best), which removes
 /// the floating-point noise digits that otherwise dominate the compressed size.

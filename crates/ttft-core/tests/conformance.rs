@@ -413,6 +413,7 @@ fn aggregates_count_requests_that_were_not_streamed() {
             RequestRecord::from_timeline(0, "g".into(), None, &whole, &cfg),
             RequestRecord::from_timeline(1, "g".into(), None, &streamed, &cfg),
         ],
+        shared: None,
     };
     let agg = report.aggregates();
     assert_eq!(agg.not_streamed, 1);

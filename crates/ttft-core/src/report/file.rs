@@ -79,6 +79,7 @@ impl Report {
             thresholds: Thresholds::default(),
             experience: ExperienceConfig::default(),
             requests: Vec::new(),
+            shared: None,
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dialect::Dialect;
-use crate::experience::{ExperienceConfig, ExperienceSummary, summarize};
+use crate::experience::{ExperienceConfig, ExperienceSummary, ReadingUnits, summarize};
 use crate::metrics::{RequestMetrics, TtftKind};
 use crate::stats::{LinearFit, Summary, Thresholds, knee, linear_fit};
 use crate::timeline::{Outcome, RequestTimeline};
@@ -99,6 +99,16 @@ pub struct RequestRecord {
     /// `h3`), when it tells.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// What the reader got from each arrival, kept only where the replay text is not (requests
+    /// opened from a share link without their replay): the reading experience is scored from
+    /// these counts then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reading_units: Vec<ReadingUnits>,
+    /// Token arrivals `(ms from t0, tokens)` for the fluidity score, kept only where neither the
+    /// replay nor the gaps give them (a share link's request with several choices, or answered
+    /// in one piece, without its replay).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_arrivals: Vec<(f64, u32)>,
 }
 
 /// A whole run.
@@ -129,6 +139,26 @@ pub struct Report {
     pub experience: ExperienceConfig,
     /// The requests.
     pub requests: Vec<RequestRecord>,
+    /// Set on a report opened from a share link: how precisely it kept the times and what
+    /// it left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedFrom>,
+}
+
+/// What a report opened from a share link is made of ([`crate::share`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SharedFrom {
+    /// The link format (`r1`, `r2`).
+    pub format: String,
+    /// Every time in the link was rounded to this step (ms); a figure computed from them is
+    /// within half a step of the original (a gap, a difference of two times, within one).
+    pub precision_ms: f64,
+    /// What the link left out, in words (replay text, ids, per-gap timings of some requests).
+    pub left_out: Vec<String>,
+    /// The original run's statistics, carried when the link had to leave out per-gap timings
+    /// of some requests: the headline stays exact, charts draw from what was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<Box<Aggregates>>,
 }
 
 fn is_default(cfg: &ExperienceConfig) -> bool {
@@ -253,6 +283,8 @@ impl RequestRecord {
             server_request_id: None,
             sent_epoch_ms: None,
             protocol: None,
+            reading_units: Vec::new(),
+            token_arrivals: Vec::new(),
         }
     }
 }
@@ -302,9 +334,13 @@ impl Report {
         ok.get(ok.len() / 2).copied()
     }
 
-    /// Computes the run's statistics.
+    /// Computes the run's statistics (a share link that left out per-gap timings carries the
+    /// original run's, [`SharedFrom::headline`]).
     pub fn aggregates(&self) -> Aggregates {
-        self.statistics(true)
+        match self.shared.as_ref().and_then(|s| s.headline.as_deref()) {
+            Some(headline) => headline.clone(),
+            None => self.statistics(true),
+        }
     }
 
     /// The statistics of a run still streaming: everything but the experience scores (left

@@ -1,0 +1,491 @@
+//! Share links: r2 keeps a run's measurements and the opened report shows the original's
+//! headline within the link's stated precision — over many random runs with errors, sweeps,
+//! multi-turn rounds, agent JSON, tool calls, reasoning, several choices, openers and CJK text —
+//! r1 links keep opening, a length limit makes the link keep less and say what, and hostile
+//! links fail with an error, never a panic.
+
+use proptest::prelude::*;
+use ttft_core::experience::ExperienceSummary;
+use ttft_core::metrics::MetricsConfig;
+use ttft_core::report::{Aggregates, EndpointInfo, Report, RequestRecord};
+use ttft_core::share::{self, ShareError, ShareOptions};
+use ttft_core::stats::Summary;
+use ttft_core::timeline::RequestRecorder;
+
+/// xorshift64*: deterministic per seed.
+struct Rng(u64);
+
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.unit() * n as f64) as usize % n.max(1)
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        self.unit() < p
+    }
+}
+
+const WORDS: &[&str] = &[
+    " the",
+    " cache",
+    " decode",
+    "step",
+    " reads",
+    ",",
+    " weights",
+    ".",
+    " 批处理",
+    "让",
+    " GPU",
+    " busy",
+    "\\n",
+];
+
+fn chunk(delta: &str, choice: u32) -> String {
+    format!(
+        "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":{choice},\"delta\":{delta}}}]}}\n\n"
+    )
+}
+
+/// The kinds of request a random run mixes.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Prose,
+    Reasoning,
+    Agent,
+    Tools,
+    TwoChoices,
+    HttpError,
+    Truncated,
+}
+
+/// One request recorded through the real path (SSE bytes → recorder → metrics).
+fn request(
+    rng: &mut Rng,
+    index: u32,
+    kind: Kind,
+    level: f64,
+    cfg: &MetricsConfig,
+) -> RequestRecord {
+    let mut rec = RequestRecorder::new(0.0, None, None);
+    let ttft = 40.0 + 30.0 * level + 400.0 * rng.unit();
+    let group = format!("c={level}");
+    if let Kind::HttpError = kind {
+        rec.on_headers(ttft, 503, Some("application/json"));
+        rec.on_read(ttft + 1.0, br#"{"error":{"message":"overloaded"}}"#);
+        let tl = rec.finish(ttft + 1.5);
+        return RequestRecord::from_timeline(index, group, Some(level), &tl, cfg);
+    }
+    rec.on_headers(ttft * 0.4, 200, Some("text/event-stream"));
+    rec.on_read(
+        ttft * 0.5,
+        chunk(r#"{"role":"assistant","content":""}"#, 0).as_bytes(),
+    );
+    let tokens = 5 + rng.below(60);
+    let mut at = ttft;
+    let gap = 8.0 + 3.0 * level;
+    let usage = rng.chance(0.7);
+    if let Kind::Reasoning = kind {
+        for _ in 0..3 + rng.below(5) {
+            rec.on_read(at, chunk(r#"{"reasoning_content":" think"}"#, 0).as_bytes());
+            at += gap + 4.0 * rng.unit();
+        }
+    }
+    if let Kind::Tools = kind {
+        let parts = [
+            r#"{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}"#,
+            r#"{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}"#,
+            r#"{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}"#,
+        ];
+        for p in parts {
+            rec.on_read(at, chunk(p, 0).as_bytes());
+            at += gap + 4.0 * rng.unit();
+        }
+    } else {
+        let opener = rng.chance(0.3);
+        for k in 0..tokens {
+            let word = if opener && k == 0 {
+                "Sure, here's the answer:"
+            } else if let Kind::Agent = kind {
+                [
+                    "{\\\"city\\\":",
+                    " \\\"Paris\\\",",
+                    " \\\"days\\\": 3}",
+                    " ok",
+                ][k.min(3)]
+            } else {
+                WORDS[rng.below(WORDS.len())]
+            };
+            let content = format!(r#"{{"content":"{word}"}}"#);
+            let mut bytes = chunk(&content, 0);
+            if let Kind::TwoChoices = kind {
+                bytes += &chunk(&content, 1);
+            }
+            if usage && rng.chance(0.2) {
+                // Several tokens in one read, as servers coalesce them.
+                bytes += &chunk(&content, 0);
+            }
+            rec.on_read(at, bytes.as_bytes());
+            let stall = if rng.chance(0.01) { 400.0 } else { 0.0 };
+            at += gap + 6.0 * rng.unit() + stall;
+        }
+    }
+    if let Kind::Truncated = kind {
+        let tl = rec.finish(at);
+        return RequestRecord::from_timeline(index, group, Some(level), &tl, cfg);
+    }
+    let finish = chunk(r#"{}"#, 0).replace("}}]}", "},\"finish_reason\":\"stop\"}]}");
+    rec.on_read(at, finish.as_bytes());
+    if usage {
+        let done = format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{{\"prompt_tokens\":{},\"completion_tokens\":{},\"total_tokens\":0}}}}\n\n",
+            100 + 50 * (index % 5),
+            tokens + tokens / 5
+        );
+        rec.on_read(at + 0.3, done.as_bytes());
+    }
+    rec.on_read(at + 0.4, b"data: [DONE]\n\n");
+    let tl = rec.finish(at + 0.5);
+    RequestRecord {
+        start_ms: f64::from(index) * 13.7 + rng.unit(),
+        browser_queue_ms: rng.chance(0.5).then(|| rng.unit() * 3.0),
+        server_request_id: Some(format!("req-{index}-{}", rng.below(1 << 20))),
+        sent_epoch_ms: Some(1.78e12 + f64::from(index)),
+        protocol: Some(if rng.chance(0.5) { "h2" } else { "http/1.1" }.to_owned()),
+        warmup: index == 0 && rng.chance(0.5),
+        ..RequestRecord::from_timeline(index, group, Some(level), &tl, cfg)
+    }
+}
+
+/// A random run: `n` requests over a sweep of levels (or multi-turn rounds), mixing kinds.
+fn random_report(seed: u64, n: usize) -> Report {
+    let mut rng = Rng(seed.max(1));
+    let mut cfg = MetricsConfig::default();
+    let agent = rng.chance(0.3);
+    cfg.track_json = agent;
+    let rounds = rng.chance(0.3);
+    let requests = (0..n)
+        .map(|i| {
+            let level = if rounds {
+                (i % 4 + 1) as f64
+            } else {
+                [1.0, 2.0, 4.0, 8.0][i % 4]
+            };
+            let kind = match rng.below(10) {
+                0 => Kind::Reasoning,
+                1 => Kind::Tools,
+                2 => Kind::TwoChoices,
+                3 => Kind::HttpError,
+                4 => Kind::Truncated,
+                _ if agent => Kind::Agent,
+                _ => Kind::Prose,
+            };
+            let mut r = request(&mut rng, i as u32, kind, level, &cfg);
+            if rounds {
+                r.group = format!("round {level}");
+            }
+            r
+        })
+        .collect();
+    Report::new(
+        format!("random run {seed}"),
+        EndpointInfo {
+            base_url: "http://127.0.0.1:8080".into(),
+            model: "model-a".into(),
+            dialect: None,
+        },
+        if rounds {
+            "multi_turn"
+        } else {
+            "concurrency_sweep"
+        },
+    )
+    .created_at(1.78e12)
+    .with_clock_resolution(Some(0.005))
+    .with_stamping("1 stamping worker")
+    .with_settings(serde_json::json!({ "seed": seed }))
+    .with_requests(requests)
+}
+
+fn close(what: &str, a: Option<f64>, b: Option<f64>, tolerance: f64) {
+    match (a, b) {
+        (Some(a), Some(b)) => assert!(
+            (a - b).abs() <= tolerance + 1e-9 * a.abs().max(b.abs()),
+            "{what}: {a} vs {b} (tolerance {tolerance})"
+        ),
+        (a, b) => assert_eq!(a.is_some(), b.is_some(), "{what}: {a:?} vs {b:?}"),
+    }
+}
+
+fn close_summary(what: &str, a: &Option<Summary>, b: &Option<Summary>, tolerance: f64) {
+    assert_eq!(a.is_some(), b.is_some(), "{what}");
+    if let (Some(a), Some(b)) = (a, b) {
+        assert_eq!(a.count, b.count, "{what} count");
+        for (name, x, y) in [
+            ("min", a.min, b.min),
+            ("p50", a.p50, b.p50),
+            ("p90", a.p90, b.p90),
+            ("p95", a.p95, b.p95),
+            ("p99", a.p99, b.p99),
+            ("max", a.max, b.max),
+            ("mean", a.mean, b.mean),
+        ] {
+            close(&format!("{what} {name}"), Some(x), Some(y), tolerance);
+        }
+    }
+}
+
+/// Every headline figure of `a` within `q` (the link's precision) of `b`'s.
+fn same_headline(a: &Aggregates, b: &Aggregates, q: f64) {
+    assert_eq!(a.count, b.count);
+    assert_eq!(a.errors, b.errors);
+    // A time is within q/2; a difference of two times (a gap, TPOT's span) within q.
+    close_summary("ttfb", &a.ttfb, &b.ttfb, q / 2.0);
+    close_summary("ttft", &a.ttft, &b.ttft, q / 2.0);
+    close_summary("first answer", &a.first_answer, &b.first_answer, q / 2.0);
+    close_summary("meaningful", &a.meaningful, &b.meaningful, q / 2.0);
+    close_summary("e2e", &a.e2e, &b.e2e, q / 2.0);
+    close_summary("itl", &a.itl, &b.itl, q / 2.0);
+    close_summary("chunk gaps", &a.chunk_gaps, &b.chunk_gaps, q / 2.0);
+    close_summary("tpot", &a.tpot, &b.tpot, q);
+    close_summary("json valid", &a.json_valid, &b.json_valid, q / 2.0);
+    close_summary("browser queue", &a.browser_queue, &b.browser_queue, q / 2.0);
+    if let (Some(x), Some(y)) = (&a.tokens_per_s, &b.tokens_per_s) {
+        close("decode rate p50", Some(x.p50), Some(y.p50), y.p50 * 0.01);
+    }
+    assert_eq!(a.goodput, b.goodput);
+    assert_eq!(a.reasoning_first, b.reasoning_first);
+    assert_eq!(a.tool_call_first, b.tool_call_first);
+    assert_eq!(a.coalesced, b.coalesced);
+    assert_eq!(a.with_stalls, b.with_stalls);
+    assert_eq!(a.with_openers, b.with_openers);
+    assert_eq!(a.not_streamed, b.not_streamed);
+    assert_eq!(a.tokens_from_server, b.tokens_from_server);
+    close("opener cost", a.opener_cost_ms, b.opener_cost_ms, q);
+    assert_eq!(a.groups.len(), b.groups.len());
+    for (g, h) in a.groups.iter().zip(&b.groups) {
+        assert_eq!(
+            (g.group.as_str(), g.level, g.count),
+            (h.group.as_str(), h.level, h.count)
+        );
+        close_summary(&format!("{} ttft", g.group), &g.ttft, &h.ttft, q / 2.0);
+        close_summary(&format!("{} itl", g.group), &g.itl, &h.itl, q / 2.0);
+        if let (Some(x), Some(y)) = (g.throughput_tokens_per_s, h.throughput_tokens_per_s) {
+            close("throughput", Some(x), Some(y), y * 0.01);
+        }
+    }
+    same_experience(&a.experience, &b.experience, q);
+}
+
+/// The experience scores: counts equal, QoE within 0.01, waits within q, and the fluidity
+/// figures (thresholded counts: a token q/2 later may cross a deadline) within 0.02.
+fn same_experience(a: &ExperienceSummary, b: &ExperienceSummary, q: f64) {
+    assert_eq!(a.fluidity_requests, b.fluidity_requests);
+    assert_eq!(a.reading_requests, b.reading_requests);
+    assert_eq!(a.fluid_requests, b.fluid_requests);
+    close("qoe p50", a.qoe_p50, b.qoe_p50, 0.01);
+    close("qoe p10", a.qoe_p10, b.qoe_p10, 0.01);
+    close("longest wait", a.wait_longest_ms, b.wait_longest_ms, q);
+    close(
+        "fluidity p99 miss",
+        a.fluidity_p99_miss_rate,
+        b.fluidity_p99_miss_rate,
+        0.02,
+    );
+    close("fluidity mean", a.fluidity_mean, b.fluidity_mean, 0.02);
+    if let (Some(x), Some(y)) = (a.fluid_token_rate, b.fluid_token_rate) {
+        close("fluid token rate", Some(x), Some(y), y * 0.02);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The opened report's headline equals the original's within the stated precision.
+    #[test]
+    fn an_r2_link_reopens_with_the_same_headline(seed in 1u64.., n in 1usize..60) {
+        let report = random_report(seed, n);
+        let link = share::encode(&report, &ShareOptions { max_chars: None, ..ShareOptions::default() });
+        let back = share::decode(&format!("https://studio.example/#share={}", link.text)).unwrap();
+        let shared = back.shared.clone().expect("an opened link says what it is");
+        prop_assert_eq!(shared.format.as_str(), "r2");
+        prop_assert_eq!(shared.precision_ms, 0.1);
+        prop_assert!(shared.headline.is_none());
+        prop_assert_eq!(back.requests.len(), report.requests.len());
+        prop_assert_eq!(&back.title, &report.title);
+        prop_assert_eq!(&back.settings, &report.settings);
+        same_headline(&back.aggregates(), &report.aggregates(), 0.1);
+        // Replays kept for up to five requests, whole.
+        let kept: Vec<&RequestRecord> = back.requests.iter().filter(|r| !r.replay.is_empty()).collect();
+        prop_assert!(kept.len() <= 5);
+        for r in kept {
+            let original = &report.requests[r.index as usize];
+            prop_assert_eq!(&r.metrics.text, &original.metrics.text);
+            prop_assert_eq!(r.replay.len(), original.replay.len());
+            for (p, o) in r.replay.iter().zip(&original.replay) {
+                prop_assert_eq!(&p.text, &o.text);
+                prop_assert!((p.at_ms - o.at_ms).abs() <= 0.05 + 1e-9);
+            }
+        }
+        // Ids and wall-clock times are left out, and said to be.
+        prop_assert!(back.requests.iter().all(|r| r.server_request_id.is_none() && r.sent_epoch_ms.is_none()));
+        prop_assert!(shared.left_out.iter().any(|l| l.contains("request ids")));
+    }
+}
+
+#[test]
+fn a_100_request_run_fits_in_a_short_link_and_a_1000_request_run_under_the_limit() {
+    let report = random_report(7, 100);
+    let link = share::encode(&report, &ShareOptions::default());
+    let r1 = share::encode_r1(&share::compact_for_share(&report, 5));
+    println!(
+        "100 random requests: r2 {} characters, r1 {} characters",
+        link.text.len(),
+        r1.len()
+    );
+    assert!(link.text.len() * 2 < r1.len(), "r2 is far shorter than r1");
+    assert!(
+        link.text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    );
+    let big = random_report(8, 1000);
+    let link = share::encode(&big, &ShareOptions::default());
+    assert!(link.text.len() <= 64_000, "{}", link.text.len());
+}
+
+#[test]
+fn a_length_limit_keeps_less_says_what_and_keeps_the_headline_exact() {
+    let report = random_report(11, 400);
+    let full = share::encode(
+        &report,
+        &ShareOptions {
+            max_chars: None,
+            ..ShareOptions::default()
+        },
+    );
+    let limit = full.text.len() / 4;
+    let link = share::encode(
+        &report,
+        &ShareOptions {
+            max_chars: Some(limit),
+            ..ShareOptions::default()
+        },
+    );
+    assert!(link.text.len() <= limit, "{} > {limit}", link.text.len());
+    assert!(
+        link.requests_kept < report.requests.len() || link.gaps_kept_for < report.requests.len()
+    );
+    let back = share::decode(&link.text).unwrap();
+    let shared = back.shared.clone().unwrap();
+    assert!(
+        shared
+            .left_out
+            .iter()
+            .any(|l| l.contains("the headline figures are the whole run's")),
+        "{:?}",
+        shared.left_out
+    );
+    assert_eq!(back.requests.len(), link.requests_kept);
+    // The headline is the whole run's, exactly (to the last digit JSON keeps).
+    same_headline(&back.aggregates(), &report.aggregates(), 1e-9);
+    // Sharing the opened report again keeps that headline.
+    let again = share::decode(&share::encode(&back, &ShareOptions::default()).text).unwrap();
+    same_headline(&again.aggregates(), &report.aggregates(), 1e-9);
+}
+
+#[test]
+fn r1_links_keep_opening() {
+    let report = random_report(3, 30);
+    let compact = share::compact_for_share(&report, 5);
+    let r1 = share::encode_r1(&compact);
+    assert!(r1.starts_with("r1."));
+    assert_eq!(
+        share::decode(&format!("http://x/#share={r1}")).unwrap(),
+        compact
+    );
+}
+
+#[test]
+fn damaged_and_hostile_r2_links_fail_with_an_error() {
+    use base64::Engine;
+    let b64 = |bytes: &[u8]| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(miniz_oxide::deflate::compress_to_vec(bytes, 6))
+    };
+    let report = random_report(5, 40);
+    let link = share::encode(&report, &ShareOptions::default()).text;
+    assert_eq!(
+        share::decode(&link[..link.len() / 2]),
+        Err(ShareError::Inflate)
+    );
+    assert!(matches!(
+        share::decode("r2.ab$c"),
+        Err(ShareError::Base64(_))
+    ));
+    assert_eq!(share::decode("x2.abc"), Err(ShareError::BadPrefix));
+    // Valid DEFLATE around bytes that are not an r2 report.
+    for junk in [
+        &b""[..],
+        b"\x02",
+        b"\x02\x05{}",
+        b"\x02\x02{}\x00",
+        b"\x03abc",
+    ] {
+        assert!(
+            matches!(
+                share::decode(&format!("r2.{}", b64(junk))),
+                Err(ShareError::Damaged(_))
+            ),
+            "{junk:?}"
+        );
+    }
+    // Every single-byte corruption of a real payload decodes or fails cleanly.
+    let packed = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(&link[3..])
+        .unwrap();
+    let raw = miniz_oxide::inflate::decompress_to_vec(&packed).unwrap();
+    let mut rng = Rng(99);
+    for _ in 0..2000 {
+        let mut bad = raw.clone();
+        let i = rng.below(bad.len());
+        bad[i] = (rng.unit() * 256.0) as u8;
+        let _ = share::decode(&format!("r2.{}", b64(&bad)));
+        let cut = rng.below(raw.len());
+        assert!(share::decode(&format!("r2.{}", b64(&raw[..cut]))).is_err());
+    }
+    // A header claiming two million requests over the same few columns.
+    let (len, at) = {
+        let (mut v, mut shift, mut at) = (0usize, 0, 1);
+        loop {
+            let b = raw[at];
+            v |= usize::from(b & 0x7F) << shift;
+            shift += 7;
+            at += 1;
+            if b & 0x80 == 0 {
+                break (v, at);
+            }
+        }
+    };
+    let mut header: serde_json::Value = serde_json::from_slice(&raw[at..at + len]).unwrap();
+    header["requests"] = serde_json::json!(2_000_000);
+    let header = serde_json::to_vec(&header).unwrap();
+    let mut forged = vec![2u8];
+    let mut n = header.len();
+    while n >= 0x80 {
+        forged.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    forged.push(n as u8);
+    forged.extend_from_slice(&header);
+    forged.extend_from_slice(&raw[at + len..]);
+    assert!(matches!(
+        share::decode(&format!("r2.{}", b64(&forged))),
+        Err(ShareError::Damaged(_))
+    ));
+}
