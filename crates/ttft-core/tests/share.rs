@@ -250,8 +250,8 @@ fn same_headline(a: &Aggregates, b: &Aggregates, q: f64) {
     close_summary("first answer", &a.first_answer, &b.first_answer, q / 2.0);
     close_summary("meaningful", &a.meaningful, &b.meaningful, q / 2.0);
     close_summary("e2e", &a.e2e, &b.e2e, q / 2.0);
-    close_summary("itl", &a.itl, &b.itl, q / 2.0);
-    close_summary("chunk gaps", &a.chunk_gaps, &b.chunk_gaps, q / 2.0);
+    close_summary("itl", &a.itl, &b.itl, q);
+    close_summary("chunk gaps", &a.chunk_gaps, &b.chunk_gaps, q);
     close_summary("tpot", &a.tpot, &b.tpot, q);
     close_summary("json valid", &a.json_valid, &b.json_valid, q / 2.0);
     close_summary("browser queue", &a.browser_queue, &b.browser_queue, q / 2.0);
@@ -274,7 +274,7 @@ fn same_headline(a: &Aggregates, b: &Aggregates, q: f64) {
             (h.group.as_str(), h.level, h.count)
         );
         close_summary(&format!("{} ttft", g.group), &g.ttft, &h.ttft, q / 2.0);
-        close_summary(&format!("{} itl", g.group), &g.itl, &h.itl, q / 2.0);
+        close_summary(&format!("{} itl", g.group), &g.itl, &h.itl, q);
         if let (Some(x), Some(y)) = (g.throughput_tokens_per_s, h.throughput_tokens_per_s) {
             close("throughput", Some(x), Some(y), y * 0.01);
         }

@@ -11,8 +11,9 @@
 //! Left out: server request ids and wall-clock send times (they line a run up with a server's
 //! records, which the reader of a link does not have).
 //!
-//! Times are rounded to a stated step ([`Layout::precision_ms`], 0.1 ms by default) and stored
-//! as integers, relative to the time they follow (the first token after the first byte, the
+//! Times are rounded to a stated step ([`Layout::precision_ms`], 0.1 ms by default): every time
+//! within half a step, every gap within one (a single choice's gaps are the steps between its
+//! rounded arrival times, so arrivals never drift). They are stored as integers, relative to the time they follow (the first token after the first byte, the
 //! end after the first token, each gap against the request's median gap), zigzag/LEB128-coded,
 //! one column per kind of value so that similar bytes sit together for DEFLATE.
 //!
@@ -405,7 +406,25 @@ pub(super) fn encode(
         k.u(strings.id(&m.opener_text));
 
         if keep_gaps {
-            let steps: Vec<i64> = m.itl_ms.iter().map(|g| q.of(*g)).collect();
+            // A single choice's gaps are the steps between its rounded arrival times, so every
+            // arrival (first token plus the gaps before it) stays within half a step, and a gap
+            // within one; several choices' gaps (one list per choice) are rounded one by one.
+            let steps: Vec<i64> = match m.ttft_ms.filter(|_| m.choices.is_empty()) {
+                Some(first) => {
+                    let (mut at, mut prev) = (first, q.of(first));
+                    m.itl_ms
+                        .iter()
+                        .map(|g| {
+                            at += g;
+                            let step = q.of(at);
+                            let gap = step - prev;
+                            prev = step;
+                            gap
+                        })
+                        .collect()
+                }
+                None => m.itl_ms.iter().map(|g| q.of(*g)).collect(),
+            };
             let mid = median(&steps);
             let g = &mut c[Col::Gaps as usize];
             g.u(steps.len() as u64);
@@ -515,14 +534,41 @@ pub(super) fn encode(
             for call in &m.tool_calls {
                 text.s(&call.arguments);
             }
+            // Each piece at an arrival of the gaps (a reference to it), or at its own time.
+            let arrivals = if keep_gaps {
+                arrival_times(m)
+            } else {
+                Vec::new()
+            };
+            let mut refs = Vec::with_capacity(r.replay.len());
+            let mut next = 0;
+            for p in &r.replay {
+                match arrivals
+                    .get(next..)
+                    .and_then(|rest| rest.iter().position(|a| (a - p.at_ms).abs() <= 1e-6))
+                {
+                    Some(k) => {
+                        refs.push(next + k);
+                        next += k;
+                    }
+                    None => break,
+                }
+            }
+            let aligned = refs.len() == r.replay.len();
             let rp = &mut c[Col::Replay as usize];
             rp.u(r.replay.len() as u64);
-            let mut prev = 0i64;
-            for p in &r.replay {
+            rp.u(u64::from(aligned));
+            let (mut prev, mut prev_ref) = (0i64, 0usize);
+            for (k, p) in r.replay.iter().enumerate() {
                 rp.u(piece_kind(p.kind));
-                let at = q.of(p.at_ms);
-                rp.i(at - prev);
-                prev = at;
+                if aligned {
+                    rp.u((refs[k] - prev_ref) as u64);
+                    prev_ref = refs[k];
+                } else {
+                    let at = q.of(p.at_ms);
+                    rp.i(at - prev);
+                    prev = at;
+                }
             }
             for p in &r.replay {
                 c[Col::Text as usize].s(&p.text);
@@ -940,6 +986,19 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
         let mut replay = Vec::new();
         let mut reading_units = Vec::new();
         let mut token_arrivals = Vec::new();
+        // The arrivals the gaps give (a single choice's), which pieces and units refer to.
+        let arrivals = if has(GAPS_KEPT) && ttft.is_some() && choices.is_empty() {
+            let mut at = ttft_ms.unwrap_or(0.0);
+            let mut v = Vec::with_capacity(itl_ms.len() + 1);
+            v.push(at);
+            for g in &itl_ms {
+                at += g;
+                v.push(at);
+            }
+            v
+        } else {
+            Vec::new()
+        };
         if has(SAMPLED) {
             let tx = &mut c[Col::Text as usize];
             if json_value_kept && let Some(j) = json.as_mut() {
@@ -956,7 +1015,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
             }
             let rp = &mut c[Col::Replay as usize];
             let pieces = rp.count()?;
-            let mut prev = 0i64;
+            let aligned = rp.code(2)? == 1;
+            let (mut prev, mut prev_ref) = (0i64, 0usize);
             let mut times = Vec::with_capacity(pieces);
             for _ in 0..pieces {
                 let kind = rp.code(3 + u64::from(char::MAX) + 1)?;
@@ -966,8 +1026,19 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
                     2 => 't',
                     v => char::from_u32((v - 3) as u32).unwrap_or('a'),
                 };
-                prev = plus(prev, rp.i()?)?;
-                times.push((kind, q.ms(prev)));
+                let at = if aligned {
+                    prev_ref = usize::try_from(rp.u()?)
+                        .ok()
+                        .and_then(|d| prev_ref.checked_add(d))
+                        .ok_or_else(|| ShareError::Damaged("a replay piece out of range".into()))?;
+                    *arrivals.get(prev_ref).ok_or_else(|| {
+                        ShareError::Damaged("a replay piece of a missing arrival".into())
+                    })?
+                } else {
+                    prev = plus(prev, rp.i()?)?;
+                    q.ms(prev)
+                };
+                times.push((kind, at));
             }
             replay.reserve(pieces);
             for (kind, at_ms) in times {
@@ -978,18 +1049,6 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
                 });
             }
         } else if has(GAPS_KEPT) {
-            let arrivals = if ttft.is_some() && choices.is_empty() {
-                let mut at = ttft_ms.unwrap_or(0.0);
-                let mut v = Vec::with_capacity(itl_ms.len() + 1);
-                v.push(at);
-                for g in &itl_ms {
-                    at += g;
-                    v.push(at);
-                }
-                v
-            } else {
-                Vec::new()
-            };
             let u = &mut c[Col::Units as usize];
             if u.code(2)? == 1 {
                 if arrivals.len() * 2 > u.remaining() {
