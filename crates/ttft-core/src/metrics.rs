@@ -52,7 +52,7 @@
 //! false) is one arrival at the body's end: TTFT is then the whole answer's arrival, and ITL,
 //! TPOT and decode rate are empty, not zero.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -250,16 +250,57 @@ struct ChoiceAcc {
     reasoning: String,
 }
 
-impl ChoiceAcc {
-    /// Tokens generated up to `read`, from this choice's usage.
-    fn tokens_at(&self, read: u32) -> Option<u64> {
-        self.series
-            .iter()
-            .rev()
-            .find(|(r, _)| *r <= read)
-            .map(|&(_, n)| n)
+/// A choice's cumulative usage looked up by read: the count of the last usage (in stream
+/// order) sent with a read at or before it. A binary search, so gaps cost n log n, not n².
+struct UsageAt<'a> {
+    series: &'a [(u32, u64)],
+    /// The smallest read from each entry on (non-decreasing).
+    min_from: Vec<u32>,
+}
+
+impl<'a> UsageAt<'a> {
+    fn new(series: &'a [(u32, u64)]) -> Self {
+        let mut min_from = vec![0; series.len()];
+        let mut min = u32::MAX;
+        for (i, &(r, _)) in series.iter().enumerate().rev() {
+            min = min.min(r);
+            min_from[i] = min;
+        }
+        Self { series, min_from }
     }
 
+    /// Tokens generated up to `read`. The last entry with a read ≤ `read` is the last one
+    /// whose `min_from` is ≤ `read`: every later entry, and so their minimum, is above it.
+    fn at(&self, read: u32) -> Option<u64> {
+        let (mut lo, mut hi) = (0, self.min_from.len());
+        while lo < hi {
+            work::add(1);
+            let mid = lo + (hi - lo) / 2;
+            if self.min_from[mid] <= read {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.checked_sub(1).map(|i| self.series[i].1)
+    }
+}
+
+/// Lookups done while computing metrics, counted in tests only (see the test module).
+mod work {
+    #[cfg(test)]
+    thread_local! {
+        pub static DONE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    #[inline]
+    pub fn add(_n: u64) {
+        #[cfg(test)]
+        DONE.with(|d| d.set(d.get() + _n));
+    }
+}
+
+impl ChoiceAcc {
     /// The per-choice count and where it came from.
     fn tokens(&self) -> Option<(u64, TokenSource)> {
         self.final_tokens
@@ -269,6 +310,20 @@ impl ChoiceAcc {
                 .map(|n| (n, TokenSource::ContinuousUsage)))
             .or(self.timings_tokens.map(|n| (n, TokenSource::ServerTimings)))
     }
+}
+
+/// A streamed single choice's TPOT `(E2E − TTFT) / (tokens − 1)` and decode rate (1000 /
+/// TPOT, when TPOT is positive), as the module doc defines them.
+pub fn single_choice_rates(
+    e2e_ms: Option<f64>,
+    ttft_ms: Option<f64>,
+    output_tokens: u64,
+) -> (Option<f64>, Option<f64>) {
+    let tpot = match (e2e_ms, ttft_ms) {
+        (Some(e), Some(f)) if output_tokens > 1 => Some((e - f) / (output_tokens - 1) as f64),
+        _ => None,
+    };
+    (tpot, tpot.filter(|t| *t > 0.0).map(|t| 1000.0 / t))
 }
 
 impl RequestMetrics {
@@ -298,6 +353,8 @@ impl RequestMetrics {
         let mut timings = None;
         let mut json = cfg.track_json.then(|| JsonTracker::new(&cfg.required_keys));
         let mut calls: Vec<(ToolCallTiming, JsonTracker)> = Vec::new();
+        // Call index → position in `calls`.
+        let mut call_at: HashMap<u32, usize> = HashMap::new();
 
         for ev in &tl.events {
             let at = rel(ev.at);
@@ -375,9 +432,11 @@ impl RequestMetrics {
                     if name.is_some() || !arguments.is_empty() {
                         ttft.get_or_insert((at, TtftKind::ToolCall));
                     }
-                    let pos = match calls.iter().position(|(c, _)| c.index == *index) {
-                        Some(p) => p,
+                    work::add(1);
+                    let pos = match call_at.get(index) {
+                        Some(&p) => p,
                         None => {
+                            call_at.insert(*index, calls.len());
                             calls.push((
                                 ToolCallTiming {
                                     index: *index,
@@ -491,10 +550,12 @@ impl RequestMetrics {
         let mut gap_tokens = Vec::new();
         let mut stalls = Vec::new();
         for acc in per.values() {
-            for w in acc.arrivals.windows(2) {
+            let usage = UsageAt::new(&acc.series);
+            let tokens: Vec<Option<u64>> = acc.arrivals.iter().map(|a| usage.at(a.1)).collect();
+            for (w, t) in acc.arrivals.windows(2).zip(tokens.windows(2)) {
                 let gap = w[1].0 - w[0].0;
                 itl_ms.push(gap);
-                let toks = match (acc.tokens_at(w[0].1), acc.tokens_at(w[1].1)) {
+                let toks = match (t[0], t[1]) {
                     // More than a chunk can carry is a server's bad count, not tokens.
                     (Some(a), Some(b)) if b >= a => u32::try_from(b - a)
                         .ok()
@@ -533,13 +594,7 @@ impl RequestMetrics {
         let (tpot_ms, decode_tokens_per_s) = if !tl.streamed {
             (None, None)
         } else if !multi {
-            let tpot = match (e2e_ms, ttft_ms) {
-                (Some(e), Some(f)) if output_tokens > 1 => {
-                    Some((e - f) / (output_tokens - 1) as f64)
-                }
-                _ => None,
-            };
-            (tpot, tpot.filter(|t| *t > 0.0).map(|t| 1000.0 / t))
+            single_choice_rates(e2e_ms, ttft_ms, output_tokens)
         } else {
             match (e2e_ms, ttft_ms) {
                 (Some(e), Some(f)) if output_tokens > k => {
@@ -657,5 +712,63 @@ impl RequestMetrics {
     /// Time the openers cost: meaningful first token minus first answer token.
     pub fn opener_cost_ms(&self) -> Option<f64> {
         Some(self.meaningful_ms? - self.first_answer_ms?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MetricsConfig, RequestMetrics, UsageAt, work};
+    use crate::timeline::RequestRecorder;
+
+    /// Usage on every chunk and a new tool call in each: looking up the tokens of each gap and
+    /// the call of each fragment stays logarithmic per chunk. Searching the usage series from
+    /// its end for every gap, or the calls one by one, made ~n²/2 steps.
+    #[test]
+    fn usage_and_tool_call_lookups_stay_n_log_n() {
+        let n = 10_000u32;
+        let mut rec = RequestRecorder::new(0.0, None, None);
+        rec.on_headers(1.0, 200, Some("text/event-stream"));
+        for i in 0..n {
+            let chunk = serde_json::json!({
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {
+                    "content": "x",
+                    "tool_calls": [{"index": i, "function": {"name": "f", "arguments": "{}"}}],
+                }, "finish_reason": null}],
+                "usage": {"completion_tokens": i + 1},
+            });
+            rec.on_read(2.0 + f64::from(i), format!("data: {chunk}\n\n").as_bytes());
+        }
+        let tl = rec.finish(1e6);
+        work::DONE.with(|d| d.set(0));
+        let m = RequestMetrics::compute(&tl, &MetricsConfig::default());
+        let done = work::DONE.with(|d| d.get());
+        assert_eq!(m.tool_calls.len(), n as usize);
+        assert_eq!(m.gap_tokens.len(), n as usize - 1);
+        assert!(m.gap_tokens.iter().all(|t| *t == Some(1)));
+        let bound = u64::from(n) * u64::from(n.ilog2() + 4);
+        assert!(
+            done <= bound,
+            "{done} lookups for {n} chunks (bound {bound})"
+        );
+    }
+
+    /// The binary search gives what searching the series from its end gives, whatever the
+    /// order of its reads.
+    #[test]
+    fn usage_lookup_is_the_last_count_sent_at_or_before_a_read() {
+        for series in [
+            vec![],
+            vec![(3, 10)],
+            vec![(1, 1), (1, 2), (4, 5), (9, 9)],
+            vec![(5, 1), (2, 2), (7, 3), (4, 4), (4, 5), (0, 6)],
+            vec![(8, 1), (6, 2), (3, 3)],
+        ] {
+            let usage = UsageAt::new(&series);
+            for read in 0..12 {
+                let naive = series.iter().rev().find(|(r, _)| *r <= read).map(|s| s.1);
+                assert_eq!(usage.at(read), naive, "{series:?} at {read}");
+            }
+        }
     }
 }

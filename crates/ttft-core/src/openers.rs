@@ -46,6 +46,8 @@
 //! the same split. [`OpenerScan`] feeds it a stream incrementally; the meaningful first token
 //! is the arrival of the piece holding byte [`Split::content`].
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Default opener phrases in English and Chinese. A trailing `…` marks a lead-in.
@@ -273,7 +275,7 @@ impl Openers {
     /// The decision on `text`, the answer received so far; `complete` when no more will come.
     /// A complete answer is always decided.
     pub fn decide(&self, text: &str, complete: bool) -> Decision {
-        self.scan(text, 0, false, complete).0
+        self.scan(text, 0, false, complete, &mut Memo::default()).0
     }
 
     /// The split of a complete answer.
@@ -290,16 +292,18 @@ impl Openers {
     }
 
     /// Reads clauses from byte `pos` (after `any` opener clauses). Returns the decision and,
-    /// when undecided, where to resume and whether an opener was seen.
+    /// when undecided, where to resume (the start of the undecided clause) and whether an
+    /// opener was seen.
     fn scan(
         &self,
         text: &str,
         mut pos: usize,
         mut any: bool,
         complete: bool,
+        memo: &mut Memo,
     ) -> (Decision, usize, bool) {
         loop {
-            let at = pos + leading_ws(&text[pos..]);
+            let at = pos + memo.leading_ws(&text[pos..]);
             let split = |content: Option<usize>| Split {
                 opener: if any {
                     content.unwrap_or(text.len())
@@ -314,8 +318,10 @@ impl Openers {
                 }
                 return (Decision::Decided(split(None)), pos, any);
             }
-            match self.clause(text, at, complete, true) {
-                Clause::Undecided => return (Decision::Undecided, pos, any),
+            match self.clause(text, at, complete, true, memo) {
+                // Resuming at the clause, not before the whitespace ahead of it, keeps that
+                // whitespace from being read again on every update.
+                Clause::Undecided => return (Decision::Undecided, at, any),
                 Clause::Content => return (Decision::Decided(split(Some(at))), pos, any),
                 Clause::Opener(end) => {
                     pos = end;
@@ -327,18 +333,25 @@ impl Openers {
 
     /// The verdict on the clause starting at byte `at` (not whitespace). `standalone` allows
     /// standalone phrases (lead-ins always count).
-    fn clause(&self, text: &str, at: usize, complete: bool, standalone: bool) -> Clause {
+    fn clause(
+        &self,
+        text: &str,
+        at: usize,
+        complete: bool,
+        standalone: bool,
+        memo: &mut Memo,
+    ) -> Clause {
         let mut verdict = Clause::Content;
         for p in &self.patterns {
             let (phrase, lead_in) = parse(p);
             if phrase.is_empty() || !(lead_in || standalone) {
                 continue;
             }
-            let v = match match_phrase(phrase, text, at, complete) {
+            let v = match match_phrase(phrase, text, at, complete, memo) {
                 Match::No => Clause::Content,
                 Match::Partial => Clause::Undecided,
-                Match::Yes(end) if lead_in => lead_in_clause(text, at, end, phrase, complete),
-                Match::Yes(end) => self.standalone_clause(text, end, phrase, complete),
+                Match::Yes(end) if lead_in => lead_in_clause(text, at, end, phrase, complete, memo),
+                Match::Yes(end) => self.standalone_clause(text, end, phrase, complete, memo),
             };
             verdict = verdict.or(v);
             if verdict == Clause::Undecided {
@@ -349,12 +362,19 @@ impl Openers {
     }
 
     /// A standalone phrase matched through `end`: it needs punctuation (or a lead-in) next.
-    fn standalone_clause(&self, text: &str, end: usize, phrase: &str, complete: bool) -> Clause {
+    fn standalone_clause(
+        &self,
+        text: &str,
+        end: usize,
+        phrase: &str,
+        complete: bool,
+        memo: &mut Memo,
+    ) -> Clause {
         let last = phrase.chars().next_back().unwrap_or(' ');
         let cjk = is_cjk(last);
         let mut q = end;
         if !cjk && !is_punct(last) {
-            q += text[end..].len() - text[end..].trim_start_matches([' ', '\t']).len();
+            q = memo.run_end(text, Run::Blank, end);
         }
         let ok = match text[q..].chars().next() {
             None => {
@@ -376,16 +396,9 @@ impl Openers {
             if q == end && !cjk {
                 return Clause::Content;
             }
-            return self.clause(text, q, complete, false);
+            return self.clause(text, q, complete, false, memo);
         }
-        let mut e = end;
-        while let Some(c) = text[e..].chars().next() {
-            if c.is_whitespace() || punct_at(text, e) {
-                e += c.len_utf8();
-            } else {
-                break;
-            }
-        }
+        let e = memo.run_end(text, Run::Trailer, end);
         if e == text.len() && !complete {
             return Clause::Undecided;
         }
@@ -394,35 +407,42 @@ impl Openers {
 }
 
 /// A lead-in phrase matched from `at` through `end`: its clause, to its end.
-fn lead_in_clause(text: &str, at: usize, end: usize, phrase: &str, complete: bool) -> Clause {
+fn lead_in_clause(
+    text: &str,
+    at: usize,
+    end: usize,
+    phrase: &str,
+    complete: bool,
+    memo: &mut Memo,
+) -> Clause {
     // A negation right after the phrase: "Let me not…", "以下是不…".
-    let rest = &text[end..];
-    let next_word = rest.trim_start_matches([' ', '\t']);
+    let next_word = &text[memo.run_end(text, Run::Blank, end)..];
     if is_cjk(phrase.chars().next_back().unwrap_or(' ')) {
         if next_word.starts_with(CJK_NEGATIONS) {
             return Clause::Content;
         }
-    } else {
-        let (word, ended) = word_at(next_word);
-        if (ended || complete) && NEGATIONS.contains(&word.as_str()) {
-            return Clause::Content;
-        }
+    } else if word_in(next_word, NEGATIONS, complete, memo) {
+        return Clause::Content;
     }
     let mut prev: Option<char> = phrase.chars().next_back();
-    let mut count = text[at..end].chars().count();
+    // Only whether the clause outgrows the limit matters: count no further.
+    let mut count = text[at..end].chars().take(MAX_CLAUSE_CHARS + 1).count();
+    memo.examined += count as u64;
     for (i, c) in text[end..].char_indices() {
         let i = end + i;
+        memo.examined += 1;
         count += 1;
         if count > MAX_CLAUSE_CHARS {
             return Clause::Content;
         }
         let next = text[i + c.len_utf8()..].chars().next();
         // A contrast: "…, but I can't", "…，但是…".
-        if c.is_alphabetic() && !is_cjk(c) && !prev.is_some_and(char::is_alphanumeric) {
-            let (word, ended) = word_at(&text[i..]);
-            if (ended || complete) && CONTRASTS.contains(&word.as_str()) {
-                return Clause::Content;
-            }
+        if c.is_alphabetic()
+            && !is_cjk(c)
+            && !prev.is_some_and(char::is_alphanumeric)
+            && word_in(&text[i..], CONTRASTS, complete, memo)
+        {
+            return Clause::Content;
         }
         if CJK_CONTRASTS.iter().any(|w| text[i..].starts_with(w))
             || (c == '但' && prev.is_some_and(|p| p == '，' || p == ','))
@@ -458,10 +478,7 @@ fn lead_in_clause(text: &str, at: usize, end: usize, phrase: &str, complete: boo
             Some(true) => {
                 let mut e = i + c.len_utf8();
                 if c != '\n' && c != '\r' {
-                    e += text[e..].len()
-                        - text[e..]
-                            .trim_start_matches(['.', '!', '?', '。', '！', '？', '…'])
-                            .len();
+                    e = memo.run_end(text, Run::Marks, e);
                 }
                 if e == text.len() && !complete {
                     return Clause::Undecided;
@@ -479,6 +496,12 @@ fn lead_in_clause(text: &str, at: usize, end: usize, phrase: &str, complete: boo
 }
 
 /// Streaming form of [`Openers::decide`]: feed it the answer as it grows.
+///
+/// Its cost is linear in the answer however it is chunked: opener clauses already confirmed
+/// are not read again, and the runs of spaces, punctuation or sentence marks that keep a
+/// clause undecided ("Sure" followed by blank lines, "Here's the list!!!") are measured once,
+/// each update reading only how far they grew. What stays is re-reading the undecided
+/// clause's own words, at most [`MAX_CLAUSE_CHARS`] characters for a lead-in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OpenerScan {
     /// Where the next undecided clause starts (after the opener clauses already confirmed).
@@ -487,6 +510,8 @@ pub struct OpenerScan {
     any: bool,
     /// The decision, once made.
     split: Option<Split>,
+    /// Runs measured in the undecided clause, and the work done.
+    memo: Memo,
 }
 
 impl OpenerScan {
@@ -496,13 +521,17 @@ impl OpenerScan {
     }
 
     /// Decides on `text`, the whole answer received so far (each call must extend the text
-    /// of the previous one). Equal to `openers.decide(text, false)`, but resumes after the
-    /// opener clauses already confirmed.
+    /// of the previous one, with the same `openers`). Equal to `openers.decide(text, false)`,
+    /// but resumes after the opener clauses already confirmed and the runs already measured.
     pub fn update(&mut self, openers: &Openers, text: &str) -> Decision {
         if let Some(s) = self.split {
             return Decision::Decided(s);
         }
-        let (d, resume, any) = openers.scan(text, self.resume.min(text.len()), self.any, false);
+        let from = self.resume.min(text.len());
+        let (d, resume, any) = openers.scan(text, from, self.any, false, &mut self.memo);
+        if resume != self.resume {
+            self.memo.runs.clear(); // runs of clauses now behind us are not asked for again
+        }
         self.resume = resume;
         self.any = any;
         if let Decision::Decided(s) = d {
@@ -511,12 +540,19 @@ impl OpenerScan {
         d
     }
 
+    /// Characters read so far, over every update: a work count that stays linear in the
+    /// answer's length however it was chunked (tests hold it to that).
+    pub fn examined(&self) -> u64 {
+        self.memo.examined
+    }
+
     /// The split of the complete answer `text` (the decision already made, if any).
     pub fn finish(&mut self, openers: &Openers, text: &str) -> Split {
         if let Some(s) = self.split {
             return s;
         }
-        let (d, _, _) = openers.scan(text, self.resume.min(text.len()), self.any, true);
+        let from = self.resume.min(text.len());
+        let (d, _, _) = openers.scan(text, from, self.any, true, &mut self.memo);
         let s = match d {
             Decision::Decided(s) => s,
             Decision::Undecided => unreachable!("a complete answer is always decided"),
@@ -541,28 +577,29 @@ fn parse(p: &str) -> (&str, bool) {
 }
 
 /// Matches `phrase` at byte `at` of `text`, with a word boundary after a Latin phrase.
-fn match_phrase(phrase: &str, text: &str, at: usize, complete: bool) -> Match {
+fn match_phrase(phrase: &str, text: &str, at: usize, complete: bool, memo: &mut Memo) -> Match {
     let short = if complete { Match::No } else { Match::Partial };
-    let mut t = text[at..].char_indices().peekable();
+    let mut end = at;
     let mut p = phrase.chars().peekable();
     while let Some(pc) = p.next() {
+        let next = text[end..].chars().next();
+        memo.examined += 1;
         if pc.is_whitespace() {
             while p.next_if(|c| c.is_whitespace()).is_some() {}
-            match t.peek() {
+            match next {
                 None => return short,
-                Some(&(_, c)) if c == ' ' || c == '\t' => {}
+                Some(' ' | '\t') => {}
                 Some(_) => return Match::No,
             }
-            while t.next_if(|&(_, c)| c == ' ' || c == '\t').is_some() {}
+            end = memo.run_end(text, Run::Blank, end);
             continue;
         }
-        match t.next() {
+        match next {
             None => return short,
-            Some((_, c)) if norm(c) == norm(pc) => {}
+            Some(c) if norm(c) == norm(pc) => end += c.len_utf8(),
             Some(_) => return Match::No,
         }
     }
-    let end = at + t.peek().map_or(text.len() - at, |&(i, _)| i);
     let last = phrase.chars().next_back().unwrap_or(' ');
     if last.is_alphanumeric() && !is_cjk(last) {
         let mut after = text[end..].chars();
@@ -580,11 +617,23 @@ fn match_phrase(phrase: &str, text: &str, at: usize, complete: bool) -> Match {
     Match::Yes(end)
 }
 
-/// The word (letters and digits) at the start of `s`, as phrases compare it, and whether it
-/// ends before `s` does (else more text could lengthen it).
-fn word_at(s: &str) -> (String, bool) {
-    let len = s.find(|c: char| !c.is_alphanumeric()).unwrap_or(s.len());
-    (s[..len].chars().map(norm).collect(), len < s.len())
+/// Whether the word (letters and digits) at the start of `s`, as phrases compare it, is one
+/// of `words`; a word running to the end of `s` counts only when the answer is `complete`
+/// (else more text could lengthen it). Reads no further than the longest of `words`.
+fn word_in(s: &str, words: &[&str], complete: bool, memo: &mut Memo) -> bool {
+    let longest = words.iter().map(|w| w.chars().count()).max().unwrap_or(0);
+    let mut word = String::new();
+    for (n, c) in s.chars().enumerate() {
+        memo.examined += 1;
+        if !c.is_alphanumeric() {
+            return words.contains(&word.as_str());
+        }
+        if n == longest {
+            return false; // longer than any of them
+        }
+        word.push(norm(c));
+    }
+    complete && words.contains(&word.as_str())
 }
 
 /// A character as phrases compare it: lower case, typographic apostrophes as `'`.
@@ -645,6 +694,81 @@ fn is_cjk(c: char) -> bool {
     )
 }
 
-fn leading_ws(s: &str) -> usize {
-    s.len() - s.trim_start().len()
+/// Runs of characters the rules step over; [`Memo::run_end`] measures each once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Run {
+    /// Spaces and tabs: inside a phrase, after a standalone phrase, before a lead-in's next
+    /// word.
+    Blank,
+    /// Whitespace and clause punctuation ([`punct_at`]) after a standalone phrase.
+    Trailer,
+    /// Sentence marks after the end of a lead-in clause.
+    Marks,
+}
+
+impl Run {
+    /// Whether character `c` at byte `i` of `text` belongs to the run, and whether that is
+    /// settled: a `.` or `-` ending the text is punctuation only until a letter follows it.
+    fn holds(self, text: &str, i: usize, c: char) -> (bool, bool) {
+        match self {
+            Run::Blank => (c == ' ' || c == '\t', true),
+            Run::Marks => (
+                matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | '…'),
+                true,
+            ),
+            Run::Trailer => {
+                let holds = c.is_whitespace() || punct_at(text, i);
+                let last = i + c.len_utf8() == text.len();
+                (holds, !(holds && last && (c == '.' || c == '-')))
+            }
+        }
+    }
+}
+
+/// What the decision remembers between calls on an answer that only grows: how far each run
+/// it measured is known to reach, and the characters it read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Memo {
+    /// (run, start byte) → (byte the run is settled to, whether it ends there for good).
+    runs: HashMap<(Run, usize), (usize, bool)>,
+    /// Characters read.
+    examined: u64,
+}
+
+impl Memo {
+    /// The byte where the run of `run` starting at byte `start` of `text` ends (`text.len()`
+    /// when it reaches the end); reads only what an earlier call on a shorter text did not
+    /// settle.
+    fn run_end(&mut self, text: &str, run: Run, start: usize) -> usize {
+        let (from, ended) = self
+            .runs
+            .get(&(run, start))
+            .copied()
+            .unwrap_or((start, false));
+        if ended {
+            return from;
+        }
+        let (mut settled, mut end, mut ended) = (from, text.len(), false);
+        for (i, c) in text[from..].char_indices() {
+            self.examined += 1;
+            let i = from + i;
+            match run.holds(text, i, c) {
+                (false, _) => {
+                    (settled, end, ended) = (i, i, true);
+                    break;
+                }
+                (true, true) => settled = i + c.len_utf8(),
+                (true, false) => {} // the text's last character: read again next time
+            }
+        }
+        self.runs.insert((run, start), (settled, ended));
+        end
+    }
+
+    /// Bytes of whitespace at the start of `s`.
+    fn leading_ws(&mut self, s: &str) -> usize {
+        let n = s.len() - s.trim_start().len();
+        self.examined += s[..n].chars().count() as u64 + 1;
+        n
+    }
 }

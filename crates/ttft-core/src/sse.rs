@@ -64,8 +64,7 @@ pub struct SseParser {
     /// The stream's reconnection time, once a valid `retry:` line set it.
     reconnection_time: Option<u64>,
     comments: u64,
-    /// Bytes examined while looking for line terminators (linear-time check).
-    #[cfg(test)]
+    /// Bytes examined while looking for line terminators (see [`Self::examined`]).
     scanned: u64,
 }
 
@@ -89,6 +88,12 @@ impl SseParser {
     /// Number of comment lines (`:` keep-alives) seen so far.
     pub fn comments(&self) -> u64 {
         self.comments
+    }
+
+    /// Bytes examined so far while looking for line terminators: each byte fed once, whatever
+    /// the reads (a work count that tests hold to the input's length).
+    pub fn examined(&self) -> u64 {
+        self.scanned
     }
 
     /// The stream's reconnection time in ms, as last set by a `retry:` line whose value is only
@@ -135,24 +140,15 @@ impl SseParser {
                 self.skip_lf = false;
                 if rest[0] == b'\n' {
                     rest = &rest[1..];
-                    #[cfg(test)]
-                    {
-                        self.scanned += 1;
-                    }
+                    self.scanned += 1;
                 }
             }
             let Some(pos) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
-                #[cfg(test)]
-                {
-                    self.scanned += rest.len() as u64;
-                }
+                self.scanned += rest.len() as u64;
                 self.pending.extend_from_slice(rest);
                 return;
             };
-            #[cfg(test)]
-            {
-                self.scanned += pos as u64 + 1;
-            }
+            self.scanned += pos as u64 + 1;
             self.skip_lf = rest[pos] == b'\r';
             if self.pending.is_empty() {
                 self.process_line(&rest[..pos], out);
@@ -252,6 +248,8 @@ impl SseParser {
 #[derive(Debug, Default, Clone)]
 pub struct NdjsonParser {
     pending: Vec<u8>,
+    /// Bytes examined while looking for newlines (see [`Self::examined`]).
+    scanned: u64,
 }
 
 impl NdjsonParser {
@@ -260,11 +258,18 @@ impl NdjsonParser {
         Self::default()
     }
 
+    /// Bytes examined so far while looking for newlines: each byte fed once, whatever the
+    /// reads.
+    pub fn examined(&self) -> u64 {
+        self.scanned
+    }
+
     /// Feeds the bytes of one read; returns the lines it completed. Only the new bytes are
     /// searched, so a long line split over many reads costs linear time.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
         let mut rest = bytes;
+        self.scanned += bytes.len() as u64;
         while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
             if self.pending.is_empty() {
                 push_line(&rest[..pos], &mut out);
@@ -332,6 +337,8 @@ pub struct FrameDecoder {
     sse: SseParser,
     ndjson: NdjsonParser,
     sniff: Vec<u8>,
+    /// Bytes examined while sniffing the framing.
+    sniffed: u64,
 }
 
 impl FrameDecoder {
@@ -360,6 +367,12 @@ impl FrameDecoder {
         self.sse.comments()
     }
 
+    /// Bytes examined so far: while sniffing the framing, then by the parser (see
+    /// [`SseParser::examined`]); at most twice the bytes fed, whatever the reads.
+    pub fn examined(&self) -> u64 {
+        self.sniffed + self.sse.examined() + self.ndjson.examined()
+    }
+
     /// The stream's reconnection time set by `retry:` (SSE only; see
     /// [`SseParser::reconnection_time_ms`]).
     pub fn reconnection_time_ms(&self) -> Option<u64> {
@@ -382,6 +395,7 @@ impl FrameDecoder {
                     .iter()
                     .copied()
                     .find(|b| !b.is_ascii_whitespace() && !BOM.contains(b));
+                self.sniffed += bytes.len() as u64;
                 self.sniff.extend_from_slice(bytes);
                 match first {
                     None => Vec::new(),

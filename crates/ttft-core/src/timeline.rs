@@ -175,8 +175,12 @@ pub struct RequestRecorder {
     /// The body so far while it may be one JSON document (starts with `{` or `[`, not SSE,
     /// not yet proven NDJSON by two well-formed lines); dropped beyond [`MAX_DOCUMENT`].
     document: Option<Vec<u8>>,
+    /// The body's first byte other than whitespace or a BOM was seen (and opened a document).
+    document_opened: bool,
     /// JSON-object frames decoded without a malformed event (two make an NDJSON stream).
     well_formed_frames: u32,
+    /// Bytes examined outside the framing (see [`Self::examined`]).
+    examined: u64,
 }
 
 /// Largest body kept for reading as one JSON document.
@@ -205,7 +209,9 @@ impl RequestRecorder {
             saw_finish: false,
             error: None,
             document: Some(Vec::new()),
+            document_opened: false,
             well_formed_frames: 0,
+            examined: 0,
         }
     }
 
@@ -238,18 +244,36 @@ impl RequestRecorder {
         &self.timeline
     }
 
+    /// Bytes examined by the reads so far: by the framing ([`FrameDecoder::examined`]), while
+    /// looking for the start of a JSON document, and in the framed events handed to the
+    /// dialect decoder. Each byte of the body counts a bounded number of times however it was
+    /// split into reads, so this stays linear in the body (tests hold it to that).
+    pub fn examined(&self) -> u64 {
+        self.frames.examined() + self.examined
+    }
+
     /// Keeps the body while it may still be one JSON document (see [`Self::document`]).
     fn keep_document(&mut self, bytes: &[u8]) {
         let Some(doc) = self.document.as_mut() else {
             return;
         };
         doc.extend_from_slice(bytes);
-        let first = doc
-            .iter()
-            .copied()
-            .find(|b| !b.is_ascii_whitespace() && ![0xEF, 0xBB, 0xBF].contains(b));
-        let json = first.is_none_or(|b| b == b'{' || b == b'[');
-        if !json || doc.len() > MAX_DOCUMENT || self.well_formed_frames >= 2 {
+        if !self.document_opened {
+            // Everything before these bytes was whitespace or BOM bytes: look at them only.
+            let first = bytes
+                .iter()
+                .position(|b| !b.is_ascii_whitespace() && ![0xEF, 0xBB, 0xBF].contains(b));
+            self.examined += first.map_or(bytes.len(), |i| i + 1) as u64;
+            match first.map(|i| bytes[i]) {
+                None => {}
+                Some(b'{' | b'[') => self.document_opened = true,
+                Some(_) => {
+                    self.document = None;
+                    return;
+                }
+            }
+        }
+        if doc.len() > MAX_DOCUMENT || self.well_formed_frames >= 2 {
             self.document = None;
         }
     }
@@ -332,6 +356,7 @@ impl RequestRecorder {
     }
 
     fn push_frame(&mut self, at: f64, read: u32, frame: &crate::sse::SseEvent) {
+        self.examined += frame.data.len() as u64;
         let events = self.decoder.decode_choices(frame);
         if frame.data.trim_start().starts_with('{')
             && !events

@@ -30,7 +30,10 @@ use crate::dialect::{Dialect, ServerTimings};
 use crate::experience::{
     ExperienceConfig, ReadingUnits, record_reading_units, token_times, token_times_from_gaps,
 };
-use crate::metrics::{ChoiceSummary, RequestMetrics, Stall, TokenSource, ToolCallTiming, TtftKind};
+use crate::metrics::{
+    ChoiceSummary, RequestMetrics, Stall, TokenSource, ToolCallTiming, TtftKind,
+    single_choice_rates,
+};
 use crate::report::{
     Aggregates, EndpointInfo, REPORT_VERSION, ReplayPiece, Report, RequestRecord, SharedFrom,
 };
@@ -963,14 +966,11 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
         let streamed = has(STREAMED);
         let (ttft_ms, e2e_ms) = (ms(ttft), ms(e2e));
         let (tpot_ms, decode_tokens_per_s) = if choices.is_empty() {
-            // The single-choice formulas of `RequestMetrics::compute`.
-            let tpot = match (e2e_ms, ttft_ms) {
-                (Some(e), Some(f)) if streamed && output_tokens > 1 => {
-                    Some((e - f) / (output_tokens - 1) as f64)
-                }
-                _ => None,
-            };
-            (tpot, tpot.filter(|t| *t > 0.0).map(|t| 1000.0 / t))
+            if streamed {
+                single_choice_rates(e2e_ms, ttft_ms, output_tokens)
+            } else {
+                (None, None)
+            }
         } else {
             let mut v = [None, None];
             for slot in &mut v {
