@@ -1,5 +1,6 @@
-//! ECharts, the npm build loaded by a classic `<script>` before the wasm: the bindings this
-//! app uses, drawing a `ttft-charts` option set, and PNG export. Nothing here builds options.
+//! ECharts, the parts the charts use bundled from npm (`js/echarts-entry.js`) and loaded by a
+//! classic `<script>` before the wasm: the bindings this app uses, drawing a `ttft-charts`
+//! option set, and PNG export. Nothing here builds options.
 
 use ttft_charts::ChartSpec;
 use wasm_bindgen::prelude::*;
@@ -29,7 +30,7 @@ extern "C" {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ChartError {
     /// The library is missing.
-    #[error("charts unavailable: echarts.min.js did not load (rebuild with `cargo xtask serve`)")]
+    #[error("charts unavailable: ECharts did not load (rebuild with `cargo xtask serve`)")]
     NotLoaded,
     /// The options did not parse.
     #[error("chart options are not JSON: {0}")]

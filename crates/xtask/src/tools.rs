@@ -85,7 +85,7 @@ pub(crate) fn locked_wasm_bindgen() -> Result<String> {
 }
 
 /// Installs what is missing to build and test the app: the wasm32 target, trunk,
-/// wasm-bindgen-cli (the pinned version) and the npm packages (echarts, binaryen).
+/// wasm-bindgen-cli (the pinned version) and the npm packages (echarts, esbuild, binaryen).
 pub(crate) fn ensure_tools() -> Result<()> {
     let t = Instant::now();
     if !output("rustup", &["target", "list", "--installed"])
@@ -114,12 +114,11 @@ pub(crate) fn ensure_tools() -> Result<()> {
             c
         })?;
     }
-    let npm_ok = root()
-        .join("node_modules/echarts/dist/echarts.min.js")
-        .exists()
-        && root().join("node_modules/.bin/wasm-opt").exists();
+    let npm_ok = ["echarts/core.js", ".bin/esbuild", ".bin/wasm-opt"]
+        .iter()
+        .all(|p| root().join("node_modules").join(p).exists());
     if !npm_ok {
-        run("npm ci (echarts, binaryen)", {
+        run("npm ci (echarts, esbuild, binaryen)", {
             let mut c = cmd("npm");
             c.args(["ci", "--no-audit", "--no-fund"]);
             c
@@ -202,10 +201,12 @@ pub(crate) fn app_is_fresh() -> bool {
         "src",
         "style",
         "public",
+        "js",
         "index.html",
         "Trunk.toml",
         "Cargo.toml",
         "Cargo.lock",
+        ".cargo/config.toml",
         "package-lock.json",
         "crates/ttft-core",
         "crates/ttft-charts",
