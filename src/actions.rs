@@ -3,8 +3,14 @@
 //!
 //! Where a run starts: [`start_run`] plans it with the core, builds the report header, hands the
 //! plan to the worker pool ([`crate::browser::pool::run_phases`]), feeds batches into the live
-//! run and, when the pool is done, [`finish_run`] saves it under a new [`RunId`] and shows it.
+//! run and, when the pool is done, [`finish_run`] shows it under a new [`RunId`] and saves it.
+//!
+//! Persistence: [`open_storage`] reads saved runs once the page is up; [`save_run`] writes one
+//! run (after a finish or an import, or again after a failure), [`rename_run`] and
+//! [`delete_run`] touch only that run's records; a full quota waits for the user's choice
+//! ([`make_room_and_retry`], [`keep_unsaved`]).
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use leptos::prelude::*;
@@ -22,18 +28,18 @@ use crate::browser::pool::{Progress, RunPlan, run_phases};
 use crate::browser::stamper::Stamping;
 use crate::browser::storage;
 use crate::state::{
-    EndpointConfig, LiveRun, RunId, SavedRun, Shown, Studio, StudioState, StudioStateStoreFields,
+    EndpointConfig, LiveRun, QuotaPrompt, RunId, RunStorage, SaveState, SavedRun, Shown,
+    StorageStatus, Studio, StudioState, StudioStateStoreFields,
 };
 
-/// The state a fresh page starts from: saved runs (the newest shown) and any storage warning.
+/// The state a fresh page starts from: no runs yet. Saved runs appear once the page is up
+/// ([`open_storage`]), so a large store never delays the first paint.
 pub fn initial_state() -> StudioState {
-    let (runs, notice) = storage::load_runs();
-    let next_id = runs.iter().map(|r| r.id.0 + 1).max().unwrap_or(0);
     StudioState {
-        shown: runs.first().map_or(Shown::Nothing, |r| Shown::Run(r.id)),
-        runs,
-        notice,
-        next_id,
+        storage: StorageStatus {
+            loading: Some((0, 0)),
+            ..StorageStatus::default()
+        },
         ..StudioState::default()
     }
 }
@@ -43,24 +49,258 @@ pub fn notify(studio: Studio, message: impl Into<String>) {
     studio.state.notice().set(Some(message.into()));
 }
 
-/// Saves every run; tells the user when storage had to drop something.
-pub fn persist(studio: Studio) {
-    if let Some(warning) = studio
-        .state
+/// Opens run storage once the page is up: moves runs kept by the localStorage format (once),
+/// reads the stored index (so new ids clash with none), opens a `#share=` link, then reads the
+/// saved runs, newest first, each appearing as it is read (the newest shown if nothing is).
+pub async fn open_storage(studio: Studio) {
+    let state = studio.state;
+    let started = crate::browser::clock::now_ms();
+    match storage::migrate_local_storage().await {
+        Ok(Some(m)) if m.kept.is_empty() => notify(
+            studio,
+            format!(
+                "moved {} saved run(s) from localStorage into IndexedDB",
+                m.moved
+            ),
+        ),
+        Ok(Some(m)) => notify(
+            studio,
+            format!(
+                "moved {} saved run(s) into IndexedDB; {} could not be read and stay in localStorage ({})",
+                m.moved,
+                m.kept.len(),
+                m.kept.join("; ")
+            ),
+        ),
+        Ok(None) => {}
+        Err(e) => notify(studio, e.to_string()),
+    }
+    let index = match storage::load_index().await {
+        Ok(index) => index,
+        Err(e) => {
+            let reason = e.to_string();
+            notify(studio, reason.clone());
+            state.storage().update(|s| s.broken = Some(reason));
+            storage::Index::default()
+        }
+    };
+    storage_ready(studio, index.next_id);
+    open_link(studio);
+    let total = index.runs.len();
+    state.storage().update(|s| {
+        s.loading = Some((0, total));
+        s.damaged.extend(
+            index
+                .damaged
+                .iter()
+                .map(|(id, e)| (*id, String::new(), e.to_string())),
+        );
+    });
+    // What the browser reports; persistence is asked for once there is something to keep.
+    spawn_local(refresh_storage(studio, total > 0));
+    for (done, meta) in index.runs.into_iter().enumerate() {
+        // Lets the page paint and answer between runs.
+        crate::browser::fetch::sleep_ms(0.0).await;
+        let t0 = crate::browser::clock::now_ms();
+        match storage::load_report(&meta).await {
+            Ok(run) => {
+                let id = run.id;
+                state.stored().update(|m| {
+                    m.insert(
+                        id,
+                        RunStorage {
+                            state: SaveState::Saved,
+                            order: meta.order,
+                            bytes: Some(meta.bytes),
+                            save_ms: None,
+                            encode_ms: None,
+                            load_ms: Some(crate::browser::clock::now_ms() - t0),
+                        },
+                    );
+                });
+                // Below every run added since the page opened (they are newer).
+                state.runs().write().push(run);
+                if state.shown().get_untracked() == Shown::Nothing {
+                    show_run(studio, id);
+                }
+            }
+            Err(e) => {
+                notify(studio, e.to_string());
+                state
+                    .storage()
+                    .update(|s| s.damaged.push((meta.id, meta.title, e.to_string())));
+            }
+        }
+        state
+            .storage()
+            .update(|s| s.loading = Some((done + 1, total)));
+    }
+    state.storage().update(|s| {
+        s.loading = None;
+        s.load_ms = Some(crate::browser::clock::now_ms() - started);
+    });
+}
+
+/// The stored index is read: runs added before it (a link, an import in the first instant) take
+/// ids above every stored one, then the runs that waited are saved.
+fn storage_ready(studio: Studio, stored_next_id: u64) {
+    let state = studio.state;
+    let early: Vec<RunId> = state
         .runs()
-        .with_untracked(|r| storage::save_runs(r))
-    {
-        notify(studio, warning);
+        .with_untracked(|runs| runs.iter().map(|r| r.id).collect());
+    let mut next = stored_next_id;
+    let mut renamed = HashMap::new();
+    // Bottom of the list first, so the top keeps the highest id.
+    for old in early.iter().rev() {
+        renamed.insert(*old, RunId(next));
+        next += 1;
+    }
+    if !renamed.is_empty() {
+        let new = |id: RunId| renamed.get(&id).copied().unwrap_or(id);
+        state.runs().update(|runs| {
+            for r in runs {
+                r.id = new(r.id);
+            }
+        });
+        state.compare().update(|c| {
+            for id in c {
+                *id = new(*id);
+            }
+        });
+        if let Shown::Run(id) = state.shown().get_untracked() {
+            state.shown().set(Shown::Run(new(id)));
+        }
+        state.stored().update(|m| {
+            *m = std::mem::take(m)
+                .into_iter()
+                .map(|(id, mut s)| {
+                    s.order = new(id).0 as i64;
+                    (new(id), s)
+                })
+                .collect();
+        });
+    }
+    state.next_id().set(next);
+    state.storage().update(|s| s.ready = true);
+    let waiting: Vec<RunId> = state.stored().with_untracked(|m| {
+        m.iter()
+            .filter(|(_, s)| s.state == SaveState::Pending)
+            .map(|(id, _)| *id)
+            .collect()
+    });
+    for id in waiting {
+        save_run(studio, id);
     }
 }
 
-/// Adds reports as the newest runs, each under a new id; returns the ids in the given order.
+/// Refreshes what the browser reports about storage and, with `ask`, asks once per session that
+/// it keep the runs under storage pressure (`navigator.storage.persist()`).
+async fn refresh_storage(studio: Studio, ask: bool) {
+    let status = studio.state.storage();
+    let estimate = storage::estimate().await;
+    status.update(|s| s.estimate = estimate);
+    if ask && !status.with_untracked(|s| s.persist_asked) {
+        status.update(|s| s.persist_asked = true);
+        let persisted = storage::request_persistence().await;
+        status.update(|s| s.persisted = persisted);
+    }
+}
+
+/// Saves one run (finished, imported, or again after a failure): its report is written under its
+/// id, nothing else. The list shows it saving, then its size, or "not saved" and why; a full
+/// quota opens the quota panel, where the user chooses what to delete (nothing goes otherwise).
+pub fn save_run(studio: Studio, id: RunId) {
+    let state = studio.state;
+    let set = move |f: &dyn Fn(&mut RunStorage)| {
+        state.stored().update(|m| {
+            let s = m.entry(id).or_insert_with(|| RunStorage {
+                order: id.0 as i64,
+                ..RunStorage::default()
+            });
+            f(s);
+        });
+    };
+    if !state.storage().with_untracked(|s| s.ready) {
+        return set(&|s| s.state = SaveState::Pending);
+    }
+    if let Some(reason) = state.storage().with_untracked(|s| s.broken.clone()) {
+        return set(&|s| s.state = SaveState::Failed(reason.clone()));
+    }
+    let started = crate::browser::clock::now_ms();
+    let order = state
+        .stored()
+        .with_untracked(|m| m.get(&id).map_or(id.0 as i64, |s| s.order));
+    let Some(encoded) = state.with_untracked(|s| {
+        s.run(id).map(|run| {
+            storage::encode_report(&run.report)
+                .map(|json| (storage::RunMeta::of(run, order, json.len() as u64), json))
+        })
+    }) else {
+        return;
+    };
+    let encode_ms = crate::browser::clock::now_ms() - started;
+    let (meta, json) = match encoded {
+        Ok(e) => e,
+        Err(e) => {
+            notify(studio, e.to_string());
+            return set(&|s| s.state = SaveState::Failed(e.to_string()));
+        }
+    };
+    set(&|s| s.state = SaveState::Saving);
+    let next_id = state.next_id().get_untracked();
+    spawn_local(async move {
+        let outcome = storage::save_run(&meta, &json, next_id).await;
+        drop(json);
+        // Deleted meanwhile: its delete came after this write, nothing to record.
+        let Some(title) = state.with_untracked(|s| s.run(id).map(|r| r.report.title.clone()))
+        else {
+            return;
+        };
+        match outcome {
+            Ok(()) => {
+                let elapsed = crate::browser::clock::now_ms() - started;
+                set(&|s| {
+                    s.state = SaveState::Saved;
+                    s.bytes = Some(meta.bytes);
+                    s.save_ms = Some(elapsed);
+                    s.encode_ms = Some(encode_ms);
+                });
+                state.storage().update(|s| {
+                    if s.quota.is_some_and(|q| q.run == id) {
+                        s.quota = None;
+                    }
+                });
+                // Renamed while it was being written.
+                if title != meta.title {
+                    let renamed = storage::RunMeta { title, ..meta };
+                    if let Err(e) = storage::save_meta(&renamed).await {
+                        notify(studio, e.to_string());
+                    }
+                }
+                refresh_storage(studio, true).await;
+            }
+            Err(e) => {
+                set(&|s| s.state = SaveState::Failed(e.to_string()));
+                if let storage::StorageError::Quota { needed } = e {
+                    state.storage().update(|s| {
+                        s.quota = Some(QuotaPrompt { run: id, needed });
+                    });
+                    let estimate = storage::estimate().await;
+                    state.storage().update(|s| s.estimate = estimate);
+                }
+                notify(studio, e.to_string());
+            }
+        }
+    });
+}
+
+/// Adds reports as the newest runs, each under a new id (the first given on top, with the
+/// highest); returns the ids in the given order.
 fn add_runs(state: Store<StudioState>, reports: Vec<Report>) -> Vec<RunId> {
     let first = state.next_id().get_untracked();
-    let ids: Vec<RunId> = (0..reports.len() as u64)
-        .map(|i| RunId(first + i))
-        .collect();
-    state.next_id().set(first + reports.len() as u64);
+    let n = reports.len() as u64;
+    let ids: Vec<RunId> = (0..n).map(|i| RunId(first + n - 1 - i)).collect();
+    state.next_id().set(first + n);
     let runs: Vec<SavedRun> = ids
         .iter()
         .zip(reports)
@@ -85,24 +325,106 @@ pub fn set_compared(studio: Studio, id: RunId, on: bool) {
     });
 }
 
-/// Renames a run and saves.
+/// Renames a run; a saved run's index record is rewritten (its report is not).
 pub fn rename_run(studio: Studio, id: RunId, title: String) {
     studio.state.runs().update(|runs| {
         if let Some(r) = runs.iter_mut().find(|r| r.id == id) {
             r.report.title = title;
         }
     });
-    persist(studio);
+    // Saving: the save rewrites the title when done; unsaved: the next save carries it.
+    let meta = studio.state.with_untracked(|s| {
+        let stored = s
+            .stored
+            .get(&id)
+            .filter(|st| st.state == SaveState::Saved)?;
+        Some(storage::RunMeta::of(
+            s.run(id)?,
+            stored.order,
+            stored.bytes.unwrap_or(0),
+        ))
+    });
+    if let Some(meta) = meta {
+        spawn_local(async move {
+            if let Err(e) = storage::save_meta(&meta).await {
+                notify(studio, e.to_string());
+            }
+        });
+    }
 }
 
-/// Deletes a run: it leaves the comparison and, if shown, the pane; then saves.
-pub fn delete_run(studio: Studio, id: RunId) {
-    studio.state.runs().write().retain(|r| r.id != id);
-    studio.state.compare().update(|c| c.retain(|x| *x != id));
-    if studio.state.shown().get_untracked() == Shown::Run(id) {
-        studio.state.shown().set(Shown::Nothing);
+/// Takes a run out of the page (list, comparison, pane); whether it was stored.
+fn forget_run(studio: Studio, id: RunId) -> bool {
+    let state = studio.state;
+    state.runs().write().retain(|r| r.id != id);
+    state.compare().update(|c| c.retain(|x| *x != id));
+    if state.shown().get_untracked() == Shown::Run(id) {
+        state.shown().set(Shown::Nothing);
     }
-    persist(studio);
+    let was = state
+        .stored()
+        .try_update(|m| m.remove(&id))
+        .flatten()
+        .map(|s| s.state);
+    state.storage().update(|s| {
+        if s.quota.is_some_and(|q| q.run == id) {
+            s.quota = None;
+        }
+    });
+    matches!(was, Some(SaveState::Saved | SaveState::Saving))
+}
+
+/// Deletes a run: it leaves the comparison and, if shown, the pane; its stored records go.
+pub fn delete_run(studio: Studio, id: RunId) {
+    if forget_run(studio, id) {
+        let next_id = studio.state.next_id().get_untracked();
+        spawn_local(async move {
+            if let Err(e) = storage::delete_run(id, next_id).await {
+                notify(studio, e.to_string());
+            }
+            refresh_storage(studio, false).await;
+        });
+    }
+}
+
+/// Deletes a stored run that could not be read (listed apart, with why).
+pub fn delete_damaged(studio: Studio, id: u64) {
+    studio
+        .state
+        .storage()
+        .update(|s| s.damaged.retain(|(d, _, _)| *d != id));
+    let next_id = studio.state.next_id().get_untracked();
+    spawn_local(async move {
+        if let Err(e) = storage::delete_run(RunId(id), next_id).await {
+            notify(studio, e.to_string());
+        }
+        refresh_storage(studio, false).await;
+    });
+}
+
+/// The quota panel's choice: deletes the runs the user ticked (nothing else), then saves the
+/// run that did not fit again.
+pub fn make_room_and_retry(studio: Studio, delete: Vec<RunId>) {
+    let Some(prompt) = studio.state.storage().with_untracked(|s| s.quota) else {
+        return;
+    };
+    spawn_local(async move {
+        let next_id = studio.state.next_id().get_untracked();
+        for id in delete {
+            if forget_run(studio, id)
+                && let Err(e) = storage::delete_run(id, next_id).await
+            {
+                notify(studio, e.to_string());
+            }
+        }
+        studio.state.storage().update(|s| s.quota = None);
+        save_run(studio, prompt.run);
+    });
+}
+
+/// The quota panel's other choice: keep the run open, unsaved (it can be exported or saved later).
+pub fn keep_unsaved(studio: Studio) {
+    studio.state.storage().update(|s| s.quota = None);
 }
 
 /// Opens a report from `#share=…` in the page's URL, if there is one.
@@ -146,7 +468,9 @@ pub fn import_files(studio: Studio, files: web_sys::FileList) {
                         show_run(studio, *first);
                     }
                     notify(studio, format!("imported {n} run(s) from {name}"));
-                    persist(studio);
+                    for id in ids {
+                        save_run(studio, id);
+                    }
                 }
                 Err(e) => notify(studio, format!("could not import {name}: {e}")),
             }
@@ -307,6 +631,6 @@ pub fn finish_run(studio: Studio) {
         return;
     };
     let ids = add_runs(studio.state, vec![live.report]);
-    persist(studio);
     show_run(studio, ids[0]);
+    save_run(studio, ids[0]);
 }

@@ -25,9 +25,13 @@ use components::status_bar::StatusBar;
 use state::{Studio, StudioStateStoreFields};
 
 /// Marks when the studio first became usable (after mount), for the load-time benchmark, and
-/// removes the boot shell.
+/// removes the boot shell. Also puts the app's `WebAssembly.Memory` at `window.ttftWasmMemory`,
+/// so the memory benchmark (and a curious user's console) can read how much the app holds.
 fn mark_interactive() {
     let window = web_sys::window();
+    if let Some(w) = window.as_ref() {
+        let _ = js_sys::Reflect::set(w, &"ttftWasmMemory".into(), &wasm_bindgen::memory());
+    }
     if let Some(boot) = window
         .as_ref()
         .and_then(|w| w.document())
@@ -50,7 +54,8 @@ pub fn App() -> impl IntoView {
         handle: StoredValue::new_local(None),
     };
     provide_context(studio);
-    actions::open_link(studio);
+    // Saved runs load once the page is up; a `#share=` link opens once their ids are known.
+    leptos::task::spawn_local(actions::open_storage(studio));
     let _ = window_event_listener(leptos::ev::hashchange, move |_| actions::open_link(studio));
     studio.state.clock().set(browser::clock::measure());
     Effect::new(move |_| mark_interactive());

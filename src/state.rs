@@ -1,8 +1,12 @@
 //! The studio's state, one [`Store`](struct@Store) shared by context: saved runs keyed by a stable
-//! [`RunId`] (never by list position), what the report pane shows ([`Shown`]), the runs ticked
-//! for comparison, the live run, notices and clock facts; and the endpoint settings.
+//! [`RunId`] (never by list position), where each stands in storage ([`RunStorage`]) and the
+//! storage as a whole ([`StorageStatus`]: loading, estimate, persistence, a full quota waiting
+//! for the user's choice), what the report pane shows ([`Shown`]), the runs ticked for
+//! comparison, the live run, notices and clock facts; and the endpoint settings.
 //!
 //! Views read it; [`crate::actions`] changes it.
+
+use std::collections::HashMap;
 
 use leptos::prelude::*;
 use reactive_stores::Store;
@@ -15,6 +19,7 @@ use ttft_core::scenario::ScenarioConfig;
 use crate::browser::cancel::RunHandle;
 use crate::browser::clock::ClockInfo;
 use crate::browser::pool::Progress;
+use crate::browser::storage::Estimate;
 
 /// A saved run's identity: assigned once, kept in storage, never reused in a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -27,6 +32,74 @@ pub struct SavedRun {
     pub id: RunId,
     /// What the run measured.
     pub report: Report,
+}
+
+/// Where a run stands in storage.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum SaveState {
+    /// Not stored and not being stored: opened from a link (the user may save it).
+    #[default]
+    Unsaved,
+    /// Waits for storage to open (its id may still change so that it clashes with no stored run).
+    Pending,
+    /// Being written.
+    Saving,
+    /// Stored: it survives a reload.
+    Saved,
+    /// The save failed; the run stays open, not stored. Why, in words.
+    Failed(String),
+}
+
+/// A run's storage facts (kept beside its report, not in it).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunStorage {
+    /// Saved or not.
+    pub state: SaveState,
+    /// Place in the stored list (higher is nearer the top; new runs take their id).
+    pub order: i64,
+    /// Size of the stored report (bytes), once known.
+    pub bytes: Option<u64>,
+    /// How long the last save took until the page saw it committed: JSON, then IndexedDB (ms).
+    /// Work the page does meanwhile (drawing the run that just finished) delays the moment the
+    /// commit is seen, so this is what the user waits for "saved", not storage alone.
+    pub save_ms: Option<f64>,
+    /// The page's own share of the last save: the report written as JSON (ms).
+    pub encode_ms: Option<f64>,
+    /// How long reading it at start took: IndexedDB, then the report format (ms).
+    pub load_ms: Option<f64>,
+}
+
+/// A save that did not fit: the run and the bytes it needs. The user chooses what to delete.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuotaPrompt {
+    /// The run that is open but not saved.
+    pub run: RunId,
+    /// Bytes of the write that failed.
+    pub needed: u64,
+}
+
+/// The run storage as a whole.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StorageStatus {
+    /// The stored index is read: new ids clash with no stored run.
+    pub ready: bool,
+    /// Why nothing can be saved (storage could not be opened or listed), if so.
+    pub broken: Option<String>,
+    /// Saved runs read so far and in all, while they load at start.
+    pub loading: Option<(usize, usize)>,
+    /// From opening storage to every saved run loaded (ms).
+    pub load_ms: Option<f64>,
+    /// What the browser reports through `navigator.storage.estimate()`.
+    pub estimate: Option<Estimate>,
+    /// Whether the browser keeps the runs under storage pressure (`navigator.storage.persist()`),
+    /// once asked.
+    pub persisted: Option<bool>,
+    /// Persistence was asked for in this session.
+    pub persist_asked: bool,
+    /// A save hit the quota and waits for the user's choice.
+    pub quota: Option<QuotaPrompt>,
+    /// Saved runs that could not be read: id, title (when known) and why.
+    pub damaged: Vec<(u64, String, String)>,
 }
 
 /// What the report pane shows.
@@ -68,6 +141,10 @@ pub struct StudioState {
     pub clock: Option<ClockInfo>,
     /// The next run id to hand out.
     pub next_id: u64,
+    /// Where each run stands in storage (a run with no entry is unsaved).
+    pub stored: HashMap<RunId, RunStorage>,
+    /// The run storage as a whole.
+    pub storage: StorageStatus,
 }
 
 impl StudioState {
@@ -83,6 +160,14 @@ impl StudioState {
             Shown::Live => self.live.as_ref().map(|l| &l.report),
             Shown::Run(id) => self.run(id).map(|r| &r.report),
         }
+    }
+
+    /// Where a run stands in storage.
+    pub fn save_state(&self, id: RunId) -> SaveState {
+        self.stored
+            .get(&id)
+            .map(|s| s.state.clone())
+            .unwrap_or_default()
     }
 
     /// The runs ticked for comparison that still exist, in the order ticked.

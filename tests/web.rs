@@ -1,8 +1,11 @@
-//! wasm-bindgen tests in headless Chromium: scenario planning, storage, endpoint settings and
-//! the mounted components.
+//! wasm-bindgen tests in headless Chromium: run storage in IndexedDB (ids, rename, delete, the
+//! move from localStorage, the quota choice), endpoint settings and the mounted components.
 #![cfg(target_arch = "wasm32")]
 
-use ttft_core::report::{EndpointInfo, Report};
+use ttft_core::metrics::MetricsConfig;
+use ttft_core::report::{EndpointInfo, Report, RequestRecord};
+use ttft_core::timeline::RequestRecorder;
+use ttft_studio::browser::storage;
 use ttft_studio::state::{EndpointConfig, RunId, SavedRun};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -71,32 +74,177 @@ fn run(id: u64, title: &str) -> SavedRun {
     }
 }
 
+/// Saves a run the way the app does: its index record at `order`, its report JSON.
+async fn save(run: &SavedRun, order: i64, next_id: u64) {
+    let json = storage::encode_report(&run.report).unwrap();
+    let meta = storage::RunMeta::of(run, order, json.len() as u64);
+    storage::save_run(&meta, &json, next_id).await.unwrap();
+}
+
+/// `n` requests recorded through the real path (SSE bytes → recorder → metrics).
+fn requests(n: usize) -> Vec<RequestRecord> {
+    let cfg = MetricsConfig::default();
+    (0..n)
+        .map(|i| {
+            let at = i as f64;
+            let mut rec = RequestRecorder::new(0.0, None, None);
+            rec.on_headers(10.0 + at, 200, Some("text/event-stream"));
+            rec.on_read(
+                50.0 + at,
+                b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" Hello\"}}]}\n\n",
+            );
+            rec.on_read(
+                62.5 + at,
+                b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there.\"}}]}\n\ndata: [DONE]\n\n",
+            );
+            let tl = rec.finish(63.0 + at);
+            RequestRecord::from_timeline(i as u32, "c=1".into(), Some(1.0), &tl, &cfg)
+        })
+        .collect()
+}
+
+fn ids(index: &storage::Index) -> Vec<u64> {
+    index.runs.iter().map(|m| m.id).collect()
+}
+
 #[wasm_bindgen_test]
-fn runs_round_trip_through_storage_and_damage_is_reported() {
-    let runs = vec![run(7, "b"), run(3, "a")];
-    assert_eq!(ttft_studio::browser::storage::save_runs(&runs), None);
-    let (back, warning) = ttft_studio::browser::storage::load_runs();
-    assert_eq!(back, runs, "ids survive a reload");
-    assert_eq!(warning, None);
-    let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
-    // Runs stored before runs had ids get fresh ids above every stored one.
-    let old = serde_json::to_string(&serde_json::json!([
-        { "id": 5, "report": runs[0].report },
-        runs[1].report,
-    ]))
-    .unwrap();
-    s.set_item("ttft-studio.runs", &old).unwrap();
-    let (back, _) = ttft_studio::browser::storage::load_runs();
+async fn runs_are_saved_renamed_and_deleted_one_record_each_under_their_ids() {
+    storage::clear_all().await.unwrap();
+    let (b, a) = (run(7, "b"), run(3, "a"));
+    save(&a, 3, 4).await;
+    save(&b, 7, 8).await;
+    let index = storage::load_index().await.unwrap();
+    assert_eq!(ids(&index), [7, 3], "top of the list first");
+    assert_eq!(index.next_id, 8);
+    assert!(index.runs[0].bytes > 0 && index.runs[0].requests == 0);
+    for (meta, want) in index.runs.iter().zip([&b, &a]) {
+        assert_eq!(&storage::load_report(meta).await.unwrap(), want);
+    }
+    // A rename writes only the index record; its title wins over the report's.
+    let renamed = storage::RunMeta {
+        title: "b, renamed".into(),
+        ..index.runs[0].clone()
+    };
+    storage::save_meta(&renamed).await.unwrap();
+    let back = storage::load_report(&storage::load_index().await.unwrap().runs[0])
+        .await
+        .unwrap();
+    assert_eq!(back.report.title, "b, renamed");
+    // Deleting the top run does not give its id back.
+    storage::delete_run(RunId(7), 8).await.unwrap();
+    let index = storage::load_index().await.unwrap();
+    assert_eq!(ids(&index), [3]);
     assert_eq!(
-        back.iter().map(|r| r.id).collect::<Vec<_>>(),
-        [RunId(5), RunId(6)]
+        index.next_id, 8,
+        "a deleted run's id is never handed out again"
     );
-    assert_eq!(back[1].report, runs[1].report);
-    s.set_item("ttft-studio.runs", "{not json").unwrap();
-    let (back, warning) = ttft_studio::browser::storage::load_runs();
-    assert!(back.is_empty());
-    assert!(warning.unwrap().contains("damaged"));
-    s.remove_item("ttft-studio.runs").unwrap();
+    storage::clear_all().await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_large_run_round_trips_and_a_missing_report_is_called_damaged() {
+    storage::clear_all().await.unwrap();
+    let mut big = run(1, "big");
+    big.report.requests = requests(2000);
+    save(&big, 1, 2).await;
+    let index = storage::load_index().await.unwrap();
+    assert_eq!(index.runs[0].requests, big.report.requests.len());
+    assert_eq!(storage::load_report(&index.runs[0]).await.unwrap(), big);
+    let ghost = storage::RunMeta {
+        id: 99,
+        ..index.runs[0].clone()
+    };
+    let err = storage::load_report(&ghost).await.unwrap_err();
+    assert!(
+        matches!(err, storage::StorageError::Damaged { id: 99, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("delete it"), "{err}");
+    storage::clear_all().await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn runs_of_the_local_storage_format_move_once_with_their_ids() {
+    storage::clear_all().await.unwrap();
+    let ls = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    let (b, a) = (run(5, "b"), run(0, "a"));
+    // Newest first: an entry with an id, a bare report from before ids, one that cannot be read.
+    let newer = serde_json::json!({ "id": 9, "report": { "version": 999, "title": "from a newer studio" } });
+    let old = serde_json::json!([{ "id": 5, "report": b.report }, a.report, newer]);
+    ls.set_item("ttft-studio.runs", &old.to_string()).unwrap();
+    let moved = storage::migrate_local_storage().await.unwrap().unwrap();
+    assert_eq!(moved.moved, 2);
+    assert_eq!(moved.kept.len(), 1, "{:?}", moved.kept);
+    let index = storage::load_index().await.unwrap();
+    // The bare report gets an id above every id in the old list; the old order is kept.
+    assert_eq!(ids(&index), [5, 10]);
+    assert!(index.next_id > 10);
+    assert_eq!(
+        storage::load_report(&index.runs[0]).await.unwrap().report,
+        b.report
+    );
+    assert_eq!(
+        storage::load_report(&index.runs[1]).await.unwrap().report,
+        a.report
+    );
+    // Only what could not be read stays in localStorage; the next start moves nothing twice.
+    let left: serde_json::Value =
+        serde_json::from_str(&ls.get_item("ttft-studio.runs").unwrap().unwrap()).unwrap();
+    assert_eq!(left, serde_json::json!([newer]));
+    let again = storage::migrate_local_storage().await.unwrap().unwrap();
+    assert_eq!((again.moved, again.kept.len()), (0, 1));
+    assert_eq!(ids(&storage::load_index().await.unwrap()), [5, 10]);
+    // Damaged localStorage: nothing moves, nothing is removed, and the message says so.
+    ls.set_item("ttft-studio.runs", "{not json").unwrap();
+    let err = storage::migrate_local_storage().await.unwrap_err();
+    assert!(err.to_string().contains("untouched"), "{err}");
+    assert_eq!(
+        ls.get_item("ttft-studio.runs").unwrap().as_deref(),
+        Some("{not json")
+    );
+    ls.remove_item("ttft-studio.runs").unwrap();
+    assert_eq!(storage::migrate_local_storage().await.unwrap(), None);
+    storage::clear_all().await.unwrap();
+}
+
+#[wasm_bindgen_test]
+fn the_quota_choice_says_whether_the_ticked_runs_make_room() {
+    use storage::{Estimate, quota_advice};
+    let full = Some(Estimate {
+        usage: 990e6,
+        quota: 1e9,
+    });
+    // Nothing ticked: nothing will be deleted, and the user is told the options.
+    let none = quota_advice(50_000_000, full, &[]);
+    assert_eq!((none.freed, none.fits), (0, Some(false)));
+    assert!(none.text.contains("50.0 MB") && none.text.contains("export"));
+    let short = quota_advice(50_000_000, full, &[20_000_000]);
+    assert_eq!(short.fits, Some(false));
+    assert!(short.text.contains("tick more"), "{}", short.text);
+    let enough = quota_advice(50_000_000, full, &[20_000_000, 30_000_000]);
+    assert_eq!((enough.freed, enough.fits), (50_000_000, Some(true)));
+    assert!(enough.text.contains("enough"), "{}", enough.text);
+    let blind = quota_advice(50_000_000, None, &[1_000]);
+    assert_eq!(blind.fits, None);
+    assert!(blind.text.contains("no estimate"));
+    assert_eq!(
+        storage::StorageError::Quota { needed: 9_100_000 }.to_string(),
+        "the browser's storage is full: 9.1 MB did not fit. Choose saved runs to delete, then retry saving, or export the run as JSON"
+    );
+}
+
+async fn wait_for(what: &str, ok: impl Fn() -> bool) {
+    for _ in 0..200 {
+        if ok() {
+            return;
+        }
+        ttft_studio::browser::fetch::sleep_ms(25.0).await;
+    }
+    panic!("{what} did not happen within 5 s");
+}
+
+fn count(sel: &str) -> u32 {
+    doc().query_selector_all(sel).unwrap().length()
 }
 
 #[wasm_bindgen_test]
@@ -109,24 +257,32 @@ fn formatting() {
 }
 
 #[wasm_bindgen_test]
-async fn app_mounts_shows_clock_saved_runs_and_refuses_bad_settings() {
-    ttft_studio::browser::storage::save_runs(&[run(1, "earlier run")]);
+async fn app_mounts_then_shows_saved_runs_and_refuses_bad_settings() {
+    storage::clear_all().await.unwrap();
+    save(&run(1, "earlier run"), 1, 2).await;
     let root = doc().create_element("div").unwrap();
     doc().body().unwrap().append_child(&root).unwrap();
     let handle = leptos::mount::mount_to(root.clone().unchecked_into(), ttft_studio::App);
-    ttft_studio::browser::fetch::sleep_ms(50.0).await;
+    // The page is up before the saved runs are read; then they appear, the newest shown.
+    wait_for("the saved run appears", || {
+        count("[data-testid=run-item]") == 1
+    })
+    .await;
     assert!(text_of("[data-testid=clock-status]").contains("µs"));
-    assert_eq!(
-        doc()
-            .query_selector_all("[data-testid=run-item]")
-            .unwrap()
-            .length(),
-        1
-    );
-    assert!(
-        text_of("[data-testid=report-title]").contains("earlier run"),
-        "the newest saved run is shown"
-    );
+    wait_for("the newest saved run is shown", || {
+        text_of("[data-testid=report-title]").contains("earlier run")
+    })
+    .await;
+    let item = doc()
+        .query_selector("[data-testid=run-item]")
+        .unwrap()
+        .unwrap();
+    assert_eq!(item.get_attribute("data-saved").as_deref(), Some("saved"));
+    assert!(item.get_attribute("data-load-ms").is_some());
+    wait_for("the storage estimate is shown", || {
+        text_of("[data-testid=storage-estimate]").contains("used of")
+    })
+    .await;
     // An empty model: the run does not start and the user is told why.
     let model: web_sys::HtmlInputElement = doc()
         .query_selector("[data-testid=model]")
@@ -148,22 +304,26 @@ async fn app_mounts_shows_clock_saved_runs_and_refuses_bad_settings() {
         .click();
     ttft_studio::browser::fetch::sleep_ms(20.0).await;
     assert!(text_of("[data-testid=notice]").contains("choose a model"));
-    // Deleting the run empties the list.
+    // Deleting the run empties the list and the store.
     doc()
         .query_selector("[data-testid=delete-run]")
         .unwrap()
         .unwrap()
         .unchecked_into::<web_sys::HtmlElement>()
         .click();
-    ttft_studio::browser::fetch::sleep_ms(20.0).await;
-    assert_eq!(
-        doc()
-            .query_selector_all("[data-testid=run-item]")
-            .unwrap()
-            .length(),
-        0
-    );
-    assert_eq!(ttft_studio::browser::storage::load_runs().0.len(), 0);
+    wait_for("the run leaves the list", || {
+        count("[data-testid=run-item]") == 0
+    })
+    .await;
+    for _ in 0..100 {
+        if storage::load_index().await.unwrap().runs.is_empty() {
+            break;
+        }
+        ttft_studio::browser::fetch::sleep_ms(20.0).await;
+    }
+    let index = storage::load_index().await.unwrap();
+    assert!(index.runs.is_empty());
+    assert_eq!(index.next_id, 2, "the deleted run's id stays used");
     drop(handle);
     root.remove();
 }

@@ -30,8 +30,7 @@ use crate::synthetic::synthetic_report;
 /// Opens a fresh page with no saved runs; `query` (`?stamping=page`) goes into its URL.
 async fn fresh_page(c: &Client, studio: &Studio, query: &str) -> Result<()> {
     c.goto(&studio.url).await?;
-    c.execute("localStorage.removeItem('ttft-studio.runs')", vec![])
-        .await?;
+    clear_saved_runs(c).await?;
     c.goto(&format!("{}/{query}", studio.url)).await?;
     wait_text(c, "clock-status", 10, |t| t.contains("µs")).await?;
     Ok(())
@@ -182,6 +181,27 @@ async fn load_times(driver: &Driver, studio: &Studio, runs: usize) -> Result<Val
     }))
 }
 
+/// What the tab holds: the app's wasm memory (`window.ttftWasmMemory`), the JS heap in use
+/// (`performance.memory`), and Chromium's whole-page figure (`measureUserAgentSpecificMemory`,
+/// the page being cross-origin isolated; it may wait for a garbage collection, at most 30 s).
+async fn tab_memory(c: &Client) -> Result<Value> {
+    Ok(c.execute_async(
+        "const done = arguments[arguments.length - 1];
+         const wasm = self.ttftWasmMemory ? self.ttftWasmMemory.buffer.byteLength : null;
+         const heap = performance.memory ? performance.memory.usedJSHeapSize : null;
+         if (!(self.crossOriginIsolated && performance.measureUserAgentSpecificMemory)) {
+           done({ wasm_bytes: wasm, js_heap_bytes: heap, page_bytes: null });
+           return;
+         }
+         const t = setTimeout(() => done({ wasm_bytes: wasm, js_heap_bytes: heap, page_bytes: null }), 30000);
+         performance.measureUserAgentSpecificMemory().then(
+           m => { clearTimeout(t); done({ wasm_bytes: wasm, js_heap_bytes: heap, page_bytes: m.bytes }); },
+           () => { clearTimeout(t); done({ wasm_bytes: wasm, js_heap_bytes: heap, page_bytes: null }); });",
+        vec![],
+    )
+    .await?)
+}
+
 async fn chart_render(
     c: &Client,
     studio: &Studio,
@@ -203,9 +223,12 @@ async fn chart_render(
         times.push(ms);
     }
     let s = Summary::of(&times).context("no render times")?;
-    Ok(
-        json!({ "requests": n, "charts": charts, "median_ms": s.p50, "max_ms": s.max, "samples_ms": times }),
-    )
+    // With the report open and drawn: what the tab holds.
+    let memory = tab_memory(c).await?;
+    Ok(json!({
+        "requests": n, "charts": charts, "median_ms": s.p50, "max_ms": s.max,
+        "samples_ms": times, "memory": memory,
+    }))
 }
 
 /// Characters the 0.1 ms gap steps of `report` need at least, whatever the codec: their
@@ -324,6 +347,7 @@ async fn large_runs(
         json!({
             "r100": chart_render(&c, studio, work, 100, 3).await?,
             "r1000": chart_render(&c, studio, work, 1000, 3).await?,
+            "r10000": chart_render(&c, studio, work, 10_000, 2).await?,
         }),
     );
     eprintln!("share links…");

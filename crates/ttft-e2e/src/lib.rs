@@ -4,6 +4,11 @@
 //! The tests are `#[ignore]`d for plain `cargo test` because they need the built app (`dist/`)
 //! and Chromium; `cargo xtask test` builds both and runs them with `--ignored`. The benchmark
 //! (`crates/ttft-bench`) drives the studio through the same helpers.
+//!
+//! Saved runs live in the page's IndexedDB: [`saved_runs`] reads them as stored,
+//! [`clear_saved_runs`] starts from none. To time storage, import (or run) a report, then
+//! [`newest_run_saved`] gives the page's save time and size; reload (`Client::refresh`), then
+//! [`saved_runs_reopened`] gives the time to read it back and to list every saved run.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -189,23 +194,189 @@ pub async fn click(c: &Client, testid: &str) -> Result<()> {
     Ok(())
 }
 
-/// The saved runs, as the app stored them.
+/// Reads the studio's run storage (IndexedDB `ttft-studio`) in the page: every run's index
+/// record and report JSON, top of the list first. Opens nothing that does not exist yet.
+const READ_STORED_RUNS: &str = r#"
+const done = arguments[arguments.length - 1];
+(async () => {
+  // Runs still on their way to storage (a run that just finished) are waited for.
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const list = document.querySelector('[data-testid=runs-list]');
+    if (list && list.dataset.pending === '0') break;
+    if (Date.now() > deadline) return done({ error: 'runs were still being saved after 60 s' });
+    await new Promise(r => setTimeout(r, 50));
+  }
+  const db = await new Promise(resolve => {
+    const req = indexedDB.open('ttft-studio');
+    req.onupgradeneeded = () => req.transaction.abort();
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => resolve(null);
+  });
+  if (!db) return done([]);
+  if (!db.objectStoreNames.contains('runs')) { db.close(); return done([]); }
+  const tx = db.transaction(['runs', 'reports']);
+  const get = r => new Promise((res, rej) => { r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+  const [metas, keys, records] = await Promise.all([
+    get(tx.objectStore('runs').getAll()),
+    get(tx.objectStore('reports').getAllKeys()),
+    get(tx.objectStore('reports').getAll()),
+  ]);
+  db.close();
+  const byId = new Map(keys.map((k, i) => [k, records[i]]));
+  metas.sort((a, b) => b.order - a.order || b.id - a.id);
+  const out = [];
+  for (const m of metas) {
+    const r = byId.get(m.id);
+    out.push({ id: m.id, title: m.title, json: r && r.data ? await r.data.text() : null });
+  }
+  done(out);
+})().catch(e => done({ error: String(e) }));
+"#;
+
+/// The saved runs as the app stored them in IndexedDB (top of the list first, titles as
+/// renamed), once every run on its way to storage has arrived.
 pub async fn saved_runs(c: &Client) -> Result<Vec<ttft_core::report::Report>> {
-    let v = c
-        .execute("return localStorage.getItem('ttft-studio.runs')", vec![])
-        .await?;
-    let text = v.as_str().context("no saved runs")?;
-    let entries: Vec<serde_json::Value> = serde_json::from_str(text)?;
-    entries
-        .into_iter()
-        .map(|e| {
-            let report = match e {
-                serde_json::Value::Object(mut o) if o.contains_key("report") => o["report"].take(),
-                other => other,
-            };
-            Ok(ttft_core::report::read_value(report)?)
+    let v = c.execute_async(READ_STORED_RUNS, vec![]).await?;
+    if let Some(e) = v.get("error") {
+        bail!("could not read the stored runs: {e}");
+    }
+    v.as_array()
+        .context("no stored runs")?
+        .iter()
+        .map(|run| {
+            let json = run["json"]
+                .as_str()
+                .with_context(|| format!("run {} has no stored report", run["id"]))?;
+            let mut report = ttft_core::report::read_json(json.as_bytes())?;
+            if let Some(title) = run["title"].as_str() {
+                title.clone_into(&mut report.title);
+            }
+            Ok(report)
         })
         .collect()
+}
+
+/// Deletes the studio's run storage (and runs left in localStorage by older studios), so the
+/// next page load starts with no saved runs. The page's own connection closes when asked.
+pub async fn clear_saved_runs(c: &Client) -> Result<()> {
+    let v = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             localStorage.removeItem('ttft-studio.runs');
+             const req = indexedDB.deleteDatabase('ttft-studio');
+             req.onsuccess = () => done('ok');
+             req.onerror = () => done(String(req.error));
+             req.onblocked = () => setTimeout(() => done('blocked'), 5000);",
+            vec![],
+        )
+        .await?;
+    match v.as_str() {
+        Some("ok") => Ok(()),
+        other => bail!("could not delete the saved runs: {other:?}"),
+    }
+}
+
+/// A save as the page recorded it on the newest run's list item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaveTiming {
+    /// Size of the stored report JSON (bytes).
+    pub bytes: u64,
+    /// From the save's start until the page saw IndexedDB commit it (`data-save-ms`). Work the
+    /// page does meanwhile (drawing the run) delays the moment the commit is seen.
+    pub save_ms: f64,
+    /// The page's own share: the report written as JSON (`data-encode-ms`).
+    pub encode_ms: f64,
+}
+
+/// Saved runs read back after a reload, as the page recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReopenTiming {
+    /// Size of the newest run's stored report JSON (bytes).
+    pub bytes: u64,
+    /// Reading the newest run: IndexedDB, then the report format (its item's `data-load-ms`).
+    pub read_ms: f64,
+    /// From opening storage to every saved run listed (the list's `data-load-ms`).
+    pub all_ms: f64,
+}
+
+/// Waits until the newest run's item is stored and `attrs` (its own `data-*`, or the list's
+/// for `list.`) are set; returns its size and their values.
+async fn newest_item(c: &Client, attrs: [&str; 2], secs: u64) -> Result<(u64, f64, f64)> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let v = c
+            .execute(
+                "const list = document.querySelector('[data-testid=runs-list]');
+                 const item = document.querySelector('[data-testid=run-item]');
+                 if (!list || !item) return null;
+                 if (item.dataset.saved === 'failed')
+                   return { failed: item.querySelector('[data-testid=not-saved]')?.title };
+                 const read = a => a.startsWith('list.') ? list.dataset[a.slice(5)] : item.dataset[a];
+                 return { saved: item.dataset.saved, loaded: list.dataset.loaded,
+                          bytes: Number(item.dataset.bytes),
+                          a: read(arguments[0]) ?? null, b: read(arguments[1]) ?? null };",
+                vec![serde_json::json!(attrs[0]), serde_json::json!(attrs[1])],
+            )
+            .await?;
+        if let Some(reason) = v.get("failed") {
+            bail!("the run was not saved: {reason}");
+        }
+        let num = |k: &str| v[k].as_str().and_then(|t| t.parse::<f64>().ok());
+        if v["saved"] == "saved"
+            && v["loaded"] == "true"
+            && let (Some(a), Some(b)) = (num("a"), num("b"))
+        {
+            return Ok((v["bytes"].as_u64().unwrap_or(0), a, b));
+        }
+        if std::time::Instant::now() > deadline {
+            bail!("the newest run did not show {attrs:?} within {secs}s: {v}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until the newest run (top of the list: just finished or imported) is stored; returns
+/// its size and save times.
+pub async fn newest_run_saved(c: &Client, secs: u64) -> Result<SaveTiming> {
+    let (bytes, save_ms, encode_ms) = newest_item(c, ["saveMs", "encodeMs"], secs).await?;
+    Ok(SaveTiming {
+        bytes,
+        save_ms,
+        encode_ms,
+    })
+}
+
+/// After a reload: waits until every saved run is listed again; returns the newest run's size
+/// and read time, and the time to list them all.
+pub async fn saved_runs_reopened(c: &Client, secs: u64) -> Result<ReopenTiming> {
+    let (bytes, read_ms, all_ms) = newest_item(c, ["loadMs", "list.loadMs"], secs).await?;
+    Ok(ReopenTiming {
+        bytes,
+        read_ms,
+        all_ms,
+    })
+}
+
+/// Makes the page's IndexedDB refuse (or, with `false`, accept again) every report write with a
+/// `QuotaExceededError`, as a full disk or quota does: a full store on demand. (Chromium's
+/// `Storage.overrideQuotaForOrigin` through chromedriver's DevTools bridge answers but leaves
+/// the quota unchanged, so the refusal is simulated in the page.)
+pub async fn simulate_full_storage(c: &Client, full: bool) -> Result<()> {
+    c.execute(
+        "const proto = IDBObjectStore.prototype;
+         window.__ttftPut = window.__ttftPut || proto.put;
+         proto.put = arguments[0]
+           ? function (value, key) {
+               if (this.name === 'reports')
+                 throw new DOMException('simulated full storage', 'QuotaExceededError');
+               return window.__ttftPut.call(this, value, key);
+             }
+           : window.__ttftPut;",
+        vec![serde_json::json!(full)],
+    )
+    .await?;
+    Ok(())
 }
 
 /// A plain HTTP GET on loopback, returning the body.
