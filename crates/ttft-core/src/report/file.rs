@@ -38,8 +38,23 @@ pub fn looks_like_report(object: &serde_json::Map<String, Value>) -> bool {
         && object.contains_key("version")
 }
 
-/// Reads report JSON, checking the version first.
+/// Reads report JSON, checking the version first. A well-formed report is parsed straight
+/// into a [`Report`] (a 10,000-request report is 90 MB: going through a `Value` tree costs
+/// three times as long); anything else is read through [`read_value`] for its precise error.
 pub fn read_json(json: &[u8]) -> Result<Report, ReportFileError> {
+    /// Only the version: every other field is skipped, not built.
+    #[derive(serde::Deserialize)]
+    struct Version {
+        version: Option<u64>,
+    }
+    if let Ok(Version {
+        version: Some(version),
+    }) = serde_json::from_slice::<Version>(json)
+        && version <= u64::from(REPORT_VERSION)
+        && let Ok(report) = serde_json::from_slice::<Report>(json)
+    {
+        return Ok(report);
+    }
     let value: Value =
         serde_json::from_slice(json).map_err(|e| ReportFileError::NotJson(e.to_string()))?;
     read_value(value)
