@@ -9,6 +9,7 @@ pub mod compare;
 pub mod endpoint_panel;
 pub mod replay;
 pub mod report_view;
+pub mod request_table;
 pub mod roofline;
 pub mod run_controls;
 pub mod runs_list;

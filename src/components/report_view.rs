@@ -3,7 +3,6 @@
 use leptos::prelude::*;
 use ttft_core::diagnosis::{Severity, diagnose};
 use ttft_core::experience::{DeadlineConfig, ReadingConfig};
-use ttft_core::metrics::TtftKind;
 use ttft_core::report::{Aggregates, Report};
 use ttft_core::stats::Summary;
 
@@ -177,49 +176,6 @@ fn Groups(
     }
 }
 
-/// Every request, with its outcome.
-#[component]
-fn Requests(
-    /// The report.
-    report: Report,
-) -> impl IntoView {
-    view! {
-        <section>
-            <h3>"Requests"</h3>
-            <table data-testid="requests">
-                <thead><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th>"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th>"First answer"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
-                <tbody>
-                    {report.requests.iter().map(|r| {
-                        let m = &r.metrics;
-                        let itl = m.itl_summary().map(|s| s.p50);
-                        let mut notes = Vec::new();
-                        if r.warmup { notes.push("warm-up".to_owned()); }
-                        if let Some(msg) = r.outcome.message() { notes.push(msg.to_owned()); }
-                        if !m.streamed { notes.push("not streamed: the endpoint answered in one piece (check `stream: true` reaches the server)".to_owned()); }
-                        match m.ttft_kind {
-                            Some(TtftKind::ToolCall) => notes.push("first token: a tool call".to_owned()),
-                            Some(TtftKind::Reasoning) => notes.push("first token: reasoning".to_owned()),
-                            _ => {}
-                        }
-                        if m.choices.len() > 1 { notes.push(format!("{} choices (n > 1)", m.choices.len())); }
-                        if m.coalesced { notes.push(format!("{:.1} tokens/chunk", m.tokens_per_arrival)); }
-                        if !m.opener_text.is_empty() { notes.push(format!("opener: “{}”", m.opener_text.trim())); }
-                        if let Some(t) = m.server_timings { notes.push(format!("server: prefill {} · {} /token", ms(t.prompt_ms), ms(t.predicted_per_token_ms))); }
-                        view! {
-                            <tr class=if r.outcome.is_ok() { "" } else { "failed" } data-outcome=r.outcome.kind()>
-                                <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
-                                <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td class="first-answer">{ms(m.first_answer_ms)}</td><td>{ms(m.meaningful_ms)}</td>
-                                <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>
-                                <td class="notes">{notes.join(" · ")}</td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
-            </table>
-        </section>
-    }
-}
-
 fn data_url(mime: &str, text: &str) -> String {
     format!(
         "data:{mime};charset=utf-8,{}",
@@ -244,10 +200,11 @@ fn ShareBox(
             let partial = shared.requests_kept < report.requests.len()
                 || shared.gaps_kept_for < shared.requests_kept;
             let kept = format!(
-                "{} characters; times to {} ms (each time and gap within {} ms of this run's), replay of {} request(s){}",
+                "{} characters; times to {} ms (each time within {} ms of this run's, each gap within {}), replay of {} request(s){}",
                 shared.text.len(),
                 shared.precision_ms,
                 shared.precision_ms / 2.0,
+                shared.precision_ms,
                 shared.replays,
                 if partial {
                     "; too large to link whole: the headline stays exact, the detail is sampled"
@@ -298,8 +255,8 @@ pub fn ReportView() -> impl IntoView {
                     <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
                     {r.shared.as_ref().map(|s| view! {
                         <p class="muted" data-testid="shared-from">{format!(
-                            "Opened from a share link ({}): times kept to {} ms, each time and gap within {} ms of the original run's. Left out: {}.",
-                            s.format, s.precision_ms, s.precision_ms / 2.0, s.left_out.join("; ")
+                            "Opened from a share link ({}): times kept to {} ms, each time within {} ms of the original run's, each gap within {}. Left out: {}.",
+                            s.format, s.precision_ms, s.precision_ms / 2.0, s.precision_ms, s.left_out.join("; ")
                         )}</p>
                     })}
                     <Headline agg=agg.clone() reading=r.experience.reading deadlines=r.experience.deadlines />
@@ -315,7 +272,7 @@ pub fn ReportView() -> impl IntoView {
                             <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
                             <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup).cloned().collect() />
                             <ShareBox report=r.clone() />
-                            <Requests report=r />
+                            <crate::components::request_table::RequestTable requests=r.requests />
                         }.into_any()
                         }
                         // While requests stream, the page stays light (headline and groups

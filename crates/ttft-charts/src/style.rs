@@ -86,9 +86,11 @@ pub fn marks(lines: Vec<MarkLineVariant>, color: &str) -> MarkLine {
 
 pub use ttft_core::format::ms;
 
-/// CDF points as `[x, %]`, starting from 0 % at the smallest value so the first step is drawn.
+/// CDF points as `[x, %]`, starting from 0 % at the smallest value so the first step is drawn;
+/// above `max_points` values a sample that keeps the min, max and percentiles
+/// ([`crate::sample::cdf`]).
 pub fn cdf_points(values: &[f64], max_points: usize) -> Vec<DataPoint> {
-    let points = ttft_core::stats::cdf(values, max_points);
+    let points = crate::sample::cdf(values, max_points);
     let start = points.first().map(|p| xy(p.0, 0.0));
     start
         .into_iter()

@@ -323,6 +323,135 @@ fn a_thousand_requests_are_sampled_not_dropped_silently() {
     assert!(cdf["series"][1]["data"].as_array().unwrap().len() <= 202);
 }
 
+/// A chat run of `n` requests whose TTFTs hardly repeat (a heavy-ish spread over prompt
+/// lengths), `tokens` tokens each.
+fn varied(n: usize, tokens: usize) -> Report {
+    let reqs = (0..n)
+        .map(|i| {
+            let prompt = 100 + 50 * (i as u64 % 8);
+            let jitter = ((i * 7919) % 1009) as f64 * 0.313;
+            let ttft = 150.0 + 0.5 * prompt as f64 + jitter + if i % 97 == 0 { 900.0 } else { 0.0 };
+            let itl = 15.0 + ((i * 31) % 17) as f64;
+            (
+                "chat".to_owned(),
+                None,
+                stream(ttft, itl, 0.02, tokens, prompt, &[]),
+            )
+        })
+        .collect();
+    report("chat", reqs, &MetricsConfig::default())
+}
+
+/// x (`axis` 0) or y (1) of every `[x, y]` point of a series.
+fn coords(series: &Value, axis: usize) -> Vec<f64> {
+    series["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[axis].as_f64().unwrap())
+        .collect()
+}
+
+/// The drawn values have the core's min, max and P50/P90/P99 (to the 0.001 ms the options
+/// are rounded to).
+fn assert_keeps_figures(drawn: &[f64], core: ttft_core::stats::Summary, what: &str) {
+    let s = ttft_core::stats::Summary::of(drawn).unwrap();
+    for (name, a, b) in [
+        ("min", s.min, core.min),
+        ("max", s.max, core.max),
+        ("P50", s.p50, core.p50),
+        ("P90", s.p90, core.p90),
+        ("P99", s.p99, core.p99),
+    ] {
+        assert!((a - b).abs() <= 0.001, "{what}: drawn {name} {a}, core {b}");
+    }
+}
+
+#[test]
+fn a_large_run_draws_samples_that_keep_the_cores_figures_and_say_so() {
+    let r = varied(2345, 8);
+    let agg = r.aggregates();
+    let charts = report_charts(&r, &agg);
+    for c in &charts {
+        for s in json(c)["series"].as_array().unwrap() {
+            let n = s["data"].as_array().map_or(0, Vec::len);
+            assert!(n <= ttft_charts::MAX_POINTS, "{}: {n} points", c.id);
+        }
+    }
+    let (ttft, itl) = (agg.ttft.unwrap(), agg.itl.unwrap());
+
+    // The scatter: 2,345 ≡ 45 (mod 100), so 945 requests, with the core's TTFT figures.
+    let spec = find(&charts, "ttft-prompt");
+    assert!(
+        spec.caption
+            .contains("945 of 2345 requests shown (min, max, P50, P90, P95 and P99 kept)"),
+        "{}",
+        spec.caption
+    );
+    let scatter = &json(spec)["series"][0];
+    assert_eq!(scatter["data"].as_array().unwrap().len(), 945);
+    assert_eq!(
+        scatter["large"],
+        Value::Bool(true),
+        "one path, not 945 symbols"
+    );
+    assert_keeps_figures(&coords(scatter, 1), ttft, "scatter TTFT");
+
+    // CDF lines pass through the same figures (after the leading 0 % point).
+    let cdf = json(find(&charts, "ttft-cdf"));
+    assert_keeps_figures(&coords(&cdf["series"][1], 0)[1..], ttft, "TTFT CDF");
+    assert!(
+        find(&charts, "ttft-cdf")
+            .caption
+            .contains("of 2345 points shown"),
+        "{}",
+        find(&charts, "ttft-cdf").caption
+    );
+    let itl_cdf = find(&charts, "itl-cdf");
+    assert_keeps_figures(&coords(&json(itl_cdf)["series"][0], 0)[1..], itl, "ITL CDF");
+    assert!(
+        itl_cdf
+            .caption
+            .contains(&format!("of {} points shown", itl.count)),
+        "{}",
+        itl_cdf.caption
+    );
+
+    // Histograms never sample: every gap is counted.
+    let hist = json(find(&charts, "itl-hist"));
+    let counted: f64 = coords(&hist["series"][0], 1).iter().sum();
+    assert_eq!(counted as usize, itl.count);
+
+    // The waterfall keeps the slowest request among its 200, in run order, drawn as one path.
+    let w = find(&charts, "waterfall");
+    assert!(
+        w.caption.starts_with("200 of 2345 requests shown"),
+        "{}",
+        w.caption
+    );
+    let wj = json(w);
+    let labels: Vec<&str> = wj["yAxis"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let slowest = r
+        .requests
+        .iter()
+        .max_by(|a, b| {
+            a.metrics
+                .ttft_ms
+                .unwrap()
+                .total_cmp(&b.metrics.ttft_ms.unwrap())
+        })
+        .unwrap();
+    assert!(labels.contains(&format!("#{}", slowest.index).as_str()));
+    let order: Vec<u32> = labels.iter().map(|l| l[1..].parse().unwrap()).collect();
+    assert!(order.windows(2).all(|p| p[0] < p[1]));
+    assert_eq!(wj["series"][4]["large"], Value::Bool(true));
+}
+
 #[test]
 fn compare_overlays_runs_and_marks_where_the_slow_starter_catches_up() {
     let a = report(

@@ -1,7 +1,7 @@
 //! Share codec: a report as a compact, URL-safe string (no server-side storage).
 //!
 //! **r2** (what [`encode`] writes): `r2.` + base64url (no padding) of the raw-DEFLATE-compressed
-//! binary, columnar encoding of the run's measurements ([`r2`]); opening the link recomputes
+//! binary, columnar encoding of the run's measurements (`share/r2.rs`); opening the link recomputes
 //! every figure with the core, from times rounded to a stated precision (0.1 ms by default).
 //! To stay under a length that chat tools and trackers accept ([`ShareOptions::max_chars`],
 //! 64,000 characters by default) a link first keeps fewer replays, then coarser times (up to

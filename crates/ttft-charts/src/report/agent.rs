@@ -3,7 +3,7 @@
 
 use ttft_core::report::{Aggregates, RequestRecord};
 
-use super::latency::{cdf_chart, cdf_line};
+use super::latency::{cdf_chart, cdf_line, cdf_note};
 use crate::ChartSpec;
 use crate::style::ms;
 
@@ -24,10 +24,11 @@ pub(super) fn json_valid(ok: &[&RequestRecord], agg: &Aggregates) -> Option<Char
         id: "json-valid",
         title: "Agent: time to valid JSON".into(),
         caption: format!(
-            "An agent can act at valid JSON, not at the first token: P50 {} after the request ({} of {} requests produced valid JSON).",
+            "An agent can act at valid JSON, not at the first token: P50 {} after the request ({} of {} requests produced valid JSON).{}",
             ms(s.p50),
             valid.len(),
-            ok.len()
+            ok.len(),
+            cdf_note([ttft.len(), valid.len(), e2e.len()])
         ),
         chart,
     })

@@ -1,24 +1,28 @@
 //! Latency distributions of one run: TTFT and per-token ITL histograms (with P50/P95/P99 and
 //! the threshold), TTFB/TTFT/meaningful-first-token CDFs, and per-token against per-arrival ITL
-//! CDFs. The CDF helpers are shared with the agent chart.
+//! CDFs. The CDF helpers are shared with the agent chart. Histograms count every value; CDF lines
+//! above [`CDF_POINTS`] values draw a sample that keeps the min, max and percentiles, and the
+//! caption says so. Neither sorts a series.
 
 use charming::Chart;
 use charming::element::{Step, Trigger};
 use charming::series::{Bar, Line};
 use ttft_core::report::{Aggregates, RequestRecord};
-use ttft_core::stats::{Summary, histogram};
+use ttft_core::stats::Summary;
 
 use crate::ChartSpec;
+use crate::sample::{KEEPS_PERCENTILES, histogram, quantile_ranks, sampled_note};
 use crate::style::{THRESHOLD, base, cdf_points, marks, ms, round, title, value_axis, vline, xy};
 
 /// Points kept per CDF line.
-const CDF_POINTS: usize = 200;
+pub(super) const CDF_POINTS: usize = 200;
 
 fn bins_for(n: usize) -> usize {
     ((n as f64).sqrt().ceil() as usize).clamp(5, 40)
 }
 
-/// Histogram on a value axis (bars at bin centres), with P50/P95/P99 and the threshold.
+/// Histogram on a value axis (bars at bin centres), with P50/P95/P99 and the threshold; every
+/// value counted.
 pub(super) fn latency_histogram(
     id: &'static str,
     name: &str,
@@ -84,12 +88,23 @@ pub(super) fn latency_histogram(
     }
 }
 
+/// A CDF line (its [`CDF_POINTS`] sample when larger).
 pub(super) fn cdf_line(name: &str, values: &[f64]) -> Line {
     Line::new()
         .name(name)
         .show_symbol(false)
         .step(Step::End)
         .data(cdf_points(values, CDF_POINTS))
+}
+
+/// The caption's note when the largest of these CDF lines (of `counts` values each) is a
+/// sample: `" Largest line: 200 of 99000 points shown (…kept)."`.
+pub(super) fn cdf_note(counts: impl IntoIterator<Item = usize>) -> String {
+    let total = counts.into_iter().max().unwrap_or(0);
+    let shown = quantile_ranks(total, CDF_POINTS).len();
+    sampled_note(shown, total, "points", KEEPS_PERCENTILES)
+        .map(|n| format!(" Largest line: {n}."))
+        .unwrap_or_default()
 }
 
 pub(super) fn cdf_chart(name: &str) -> Chart {
@@ -108,6 +123,7 @@ pub(super) fn cdf_chart(name: &str) -> Chart {
 /// queueing/prefill and the cost of boilerplate openers.
 pub(super) fn first_token_cdf(ok: &[&RequestRecord], agg: &Aggregates) -> ChartSpec {
     let mut chart = cdf_chart("First byte, first token, first meaningful token");
+    let mut counts = Vec::new();
     for (name, pick) in [
         (
             "TTFB (headers)",
@@ -118,10 +134,11 @@ pub(super) fn first_token_cdf(ok: &[&RequestRecord], agg: &Aggregates) -> ChartS
     ] {
         let v: Vec<f64> = ok.iter().filter_map(|r| pick(r)).collect();
         if !v.is_empty() {
+            counts.push(v.len());
             chart = chart.series(cdf_line(name, &v));
         }
     }
-    let caption = match (agg.ttfb, agg.ttft, agg.meaningful) {
+    let mut caption = match (agg.ttfb, agg.ttft, agg.meaningful) {
         (Some(b), Some(t), m) => format!(
             "P50: headers at {}, first token at {}{}.",
             ms(b.p50),
@@ -132,6 +149,7 @@ pub(super) fn first_token_cdf(ok: &[&RequestRecord], agg: &Aggregates) -> ChartS
         (_, Some(t), _) => format!("P50 first token at {}.", ms(t.p50)),
         _ => String::new(),
     };
+    caption.push_str(&cdf_note(counts));
     ChartSpec {
         id: "ttft-cdf",
         title: "First byte, first token, first meaningful token".into(),
@@ -142,24 +160,26 @@ pub(super) fn first_token_cdf(ok: &[&RequestRecord], agg: &Aggregates) -> ChartS
 
 /// Per-token ITL and per-arrival gaps as CDFs: apart when chunks carry several tokens.
 pub(super) fn itl_cdf(ok: &[&RequestRecord], itl: &[f64]) -> ChartSpec {
-    let gaps: Vec<f64> = ok
-        .iter()
-        .flat_map(|r| r.metrics.itl_ms.iter().copied())
-        .collect();
     let mut chart = cdf_chart("Inter-token latency CDF").series(cdf_line("per token", itl));
     let coalesced = ok.iter().any(|r| r.metrics.coalesced);
+    let mut counts = vec![itl.len()];
     if coalesced {
+        let gaps: Vec<f64> = ok
+            .iter()
+            .flat_map(|r| r.metrics.itl_ms.iter().copied())
+            .collect();
+        counts.push(gaps.len());
         chart = chart.series(cdf_line("per chunk arrival", &gaps));
     }
+    let caption = if coalesced {
+        "Chunks carry several tokens: the per-arrival line is what a naive tool calls ITL."
+    } else {
+        "One token per chunk: per-token and per-arrival gaps are the same."
+    };
     ChartSpec {
         id: "itl-cdf",
         title: "Inter-token latency CDF".into(),
-        caption: if coalesced {
-            "Chunks carry several tokens: the per-arrival line is what a naive tool calls ITL."
-                .into()
-        } else {
-            "One token per chunk: per-token and per-arrival gaps are the same.".into()
-        },
+        caption: format!("{caption}{}", cdf_note(counts)),
         chart,
     }
 }

@@ -8,18 +8,29 @@ use ttft_core::report::{Aggregates, Report, RequestRecord};
 use ttft_core::stats::Summary;
 
 use crate::ChartSpec;
+use crate::sample::{KEEPS_PERCENTILES, MAX_POINTS, sample_by_value, sampled_note};
 use crate::style::{
     THRESHOLD, base, category_axis, hline, marks, ms, round, title, value_axis, vline, xy,
 };
 
-/// TTFT against prompt tokens with the least-squares line.
+/// TTFT against prompt tokens with the least-squares line (fitted by the core over every
+/// request); above [`MAX_POINTS`] requests the scatter draws a sample that keeps the fastest,
+/// slowest and percentile TTFTs.
 pub(super) fn ttft_vs_prompt(ok: &[&RequestRecord], agg: &Aggregates) -> Option<ChartSpec> {
     let fit = agg.ttft_vs_prompt?;
-    let pts: Vec<(f64, f64)> = ok
+    let all: Vec<(f64, f64)> = ok
         .iter()
         .filter_map(|r| Some((r.metrics.prompt_tokens? as f64, r.metrics.ttft_ms?)))
         .collect();
-    let xmax = pts.iter().map(|p| p.0).fold(0.0, f64::max);
+    let xmax = all.iter().map(|p| p.0).fold(0.0, f64::max);
+    let ttfts: Vec<Option<f64>> = all.iter().map(|p| Some(p.1)).collect();
+    let pts: Vec<(f64, f64)> = sample_by_value(&ttfts, MAX_POINTS)
+        .into_iter()
+        .map(|i| all[i])
+        .collect();
+    let note = sampled_note(pts.len(), all.len(), "requests", KEEPS_PERCENTILES)
+        .map(|n| format!(" {n}."))
+        .unwrap_or_default();
     let chart = base(Trigger::Item)
         .title(title("TTFT against prompt length"))
         .x_axis(value_axis("prompt tokens").scale(false))
@@ -44,7 +55,7 @@ pub(super) fn ttft_vs_prompt(ok: &[&RequestRecord], agg: &Aggregates) -> Option<
         id: "ttft-prompt",
         title: "TTFT against prompt length".into(),
         caption: format!(
-            "TTFT ≈ {} + {:.3} ms per prompt token (R² {:.2}, {} requests): {:.0} prompt tokens prefilled per second.",
+            "TTFT ≈ {} + {:.3} ms per prompt token (R² {:.2}, {} requests): {:.0} prompt tokens prefilled per second.{note}",
             ms(fit.intercept),
             fit.slope,
             fit.r2,

@@ -27,7 +27,9 @@ use timeline::{itl_by_position, waterfall};
 pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
     let ok: Vec<&RequestRecord> = report.measured().filter(|r| r.outcome.is_ok()).collect();
     let ttft: Vec<f64> = ok.iter().filter_map(|r| r.metrics.ttft_ms).collect();
-    let itl: Vec<f64> = ok.iter().flat_map(|r| r.metrics.per_token_itl()).collect();
+    // Per-token gaps per request (ITL against position) and all together, computed once.
+    let per_req_itl: Vec<Vec<f64>> = ok.iter().map(|r| r.metrics.per_token_itl()).collect();
+    let itl = per_req_itl.concat();
     let mut out = Vec::new();
     if !ttft.is_empty() {
         out.push(latency_histogram(
@@ -55,7 +57,7 @@ pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
         out.push(waterfall(report));
     }
     out.extend(reading(report));
-    out.extend(itl_by_position(&ok, agg));
+    out.extend(itl_by_position(&per_req_itl, agg));
     out.extend(ttft_vs_prompt(&ok, agg));
     if report.scenario == "multi_turn" {
         out.extend(rounds(report, agg));

@@ -10,6 +10,7 @@ use ttft_core::experience::{ReadingExperience, reading_arrivals};
 use ttft_core::report::Report;
 
 use crate::ChartSpec;
+use crate::sample::{KEEPS_PEAKS, MAX_POINTS, min_max_buckets, sampled_note};
 use crate::style::{THRESHOLD, base, ms, round, title, value_axis, xy};
 
 /// Delivered against readable text of the median-TTFT request; `None` when no successful
@@ -20,10 +21,24 @@ pub(super) fn reading(report: &Report) -> Option<ChartSpec> {
     let arrivals = reading_arrivals(record, cfg);
     let curves = ReadingExperience::curves(&arrivals, cfg)?;
     let score = ReadingExperience::of(&arrivals, cfg)?;
-    // Reading time in seconds against ms from the request's start.
-    let points = |curve: &[(f64, f64)]| -> Vec<charming::datatype::DataPoint> {
-        curve.iter().map(|&(t, r)| xy(t, r / 1000.0)).collect()
+    // Reading time in seconds against ms from the request's start; a long answer's curves
+    // are thinned to their peaks and steps.
+    let mut shown = 0;
+    let mut total = 0;
+    let mut points = |curve: &[(f64, f64)]| -> Vec<charming::datatype::DataPoint> {
+        let kept = min_max_buckets(curve, MAX_POINTS);
+        shown = shown.max(kept.len());
+        total = total.max(curve.len());
+        kept.iter().map(|&(t, r)| xy(t, r / 1000.0)).collect()
     };
+    let (delivered, read, expected) = (
+        points(&curves.delivered),
+        points(&curves.readable),
+        points(&curves.expected),
+    );
+    let note = sampled_note(shown, total, "points", KEEPS_PEAKS)
+        .map(|n| format!(" Longest line: {n}."))
+        .unwrap_or_default();
     let waits: Vec<MarkLineVariant> = curves
         .waits
         .iter()
@@ -37,10 +52,7 @@ pub(super) fn reading(report: &Report) -> Option<ChartSpec> {
             )
         })
         .collect();
-    let mut readable = Line::new()
-        .name("read")
-        .show_symbol(false)
-        .data(points(&curves.readable));
+    let mut readable = Line::new().name("read").show_symbol(false).data(read);
     if !waits.is_empty() {
         readable = readable.mark_line(
             MarkLine::new()
@@ -59,7 +71,7 @@ pub(super) fn reading(report: &Report) -> Option<ChartSpec> {
             Line::new()
                 .name("delivered")
                 .show_symbol(false)
-                .data(points(&curves.delivered)),
+                .data(delivered),
         )
         .series(readable)
         .series(
@@ -67,7 +79,7 @@ pub(super) fn reading(report: &Report) -> Option<ChartSpec> {
                 .name("expected")
                 .show_symbol(false)
                 .line_style(LineStyle::new().type_(LineStyleType::Dashed))
-                .data(points(&curves.expected)),
+                .data(expected),
         );
     let waited = match score.waits {
         0 => "never waits for text".to_owned(),
@@ -82,7 +94,7 @@ pub(super) fn reading(report: &Report) -> Option<ChartSpec> {
         id: "reading",
         title: "Delivered and read text of the median request".into(),
         caption: format!(
-            "Request #{} (median TTFT): a reader at {} words/s expecting the first word at {} {}; reading QoE {:.2}.",
+            "Request #{} (median TTFT): a reader at {} words/s expecting the first word at {} {}; reading QoE {:.2}.{note}",
             record.index,
             cfg.words_per_s,
             ms(cfg.expected_ttft_ms),

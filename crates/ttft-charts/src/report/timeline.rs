@@ -1,29 +1,58 @@
 //! Where the time of each request went: the per-request waterfall (wait before sending, browser
-//! queue, headers, first token, streaming; sampled above [`MAX_DRAWN_REQUESTS`]) and per-token
-//! ITL against output position with its fitted slope.
+//! queue, headers, first token, streaming; above [`MAX_DRAWN_REQUESTS`] a sample spread over the
+//! run that keeps the fastest, slowest and percentile TTFTs and the longest request) and
+//! per-token ITL against output position with its fitted slope.
 
 use charming::element::{ItemStyle, LineStyle, LineStyleType, Trigger};
 use charming::series::{Bar, Line};
 use ttft_core::report::{Aggregates, Report, RequestRecord};
-use ttft_core::stats::Summary;
+use ttft_core::stats::percentile_sorted;
 
+use crate::sample::sorted;
 use crate::style::{base, category_axis, round, title, value_axis, xy};
 use crate::{ChartSpec, MAX_DRAWN_REQUESTS};
 
-/// Requests drawn individually: all up to the cap, else an even sample.
-pub(crate) fn drawn(requests: &[RequestRecord]) -> Vec<&RequestRecord> {
+/// Indices of the requests the waterfall draws: all up to `cap`; above it, the requests with
+/// the fastest and slowest TTFT, the ones at the TTFT's P50/P90/P95/P99 (nearest rank) and the
+/// longest one (E2E), then the rest of the `cap` evenly spread over the run. In run order.
+pub(crate) fn drawn(requests: &[RequestRecord], cap: usize) -> Vec<usize> {
     let n = requests.len();
-    if n <= MAX_DRAWN_REQUESTS {
-        return requests.iter().collect();
+    if n <= cap {
+        return (0..n).collect();
     }
-    (0..MAX_DRAWN_REQUESTS)
-        .map(|i| &requests[i * n / MAX_DRAWN_REQUESTS])
-        .collect()
+    let mut by_ttft: Vec<(f64, usize)> = requests
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.metrics.ttft_ms.map(|t| (t, i)))
+        .collect();
+    by_ttft.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut keep: Vec<usize> = Vec::new();
+    if let Some(last) = by_ttft.len().checked_sub(1) {
+        for p in [0.0, 0.5, 0.9, 0.95, 0.99, 1.0] {
+            keep.push(by_ttft[(last as f64 * p).round() as usize].1);
+        }
+    }
+    let longest = (0..n)
+        .filter_map(|i| requests[i].metrics.e2e_ms.map(|e| (e, i)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    keep.extend(longest.map(|(_, i)| i));
+    keep.sort_unstable();
+    keep.dedup();
+    keep.truncate(cap);
+    // The rest evenly over the requests not already kept.
+    let rest: Vec<usize> = (0..n).filter(|i| keep.binary_search(i).is_err()).collect();
+    let more = cap - keep.len();
+    keep.extend((0..more).map(|k| rest[k * rest.len() / more]));
+    keep.sort_unstable();
+    keep
 }
 
 /// Per-request waterfall: wait before sending, browser queue, headers, first token, streaming.
 pub(super) fn waterfall(report: &Report) -> ChartSpec {
-    let reqs = drawn(&report.requests);
+    let reqs: Vec<&RequestRecord> = drawn(&report.requests, MAX_DRAWN_REQUESTS)
+        .into_iter()
+        .map(|i| &report.requests[i])
+        .collect();
     let labels: Vec<String> = reqs
         .iter()
         .map(|r| format!("#{}{}", r.index, if r.warmup { " (warm-up)" } else { "" }))
@@ -72,8 +101,11 @@ pub(super) fn waterfall(report: &Report) -> ChartSpec {
     ChartSpec {
         id: "waterfall",
         title: "Per-request waterfall".into(),
-        caption: if n > MAX_DRAWN_REQUESTS {
-            format!("{MAX_DRAWN_REQUESTS} of {n} requests, evenly sampled.")
+        caption: if reqs.len() < n {
+            format!(
+                "{} of {n} requests shown: spread over the run, with the fastest and slowest TTFT, the P50/P90/P95/P99 TTFT and the longest request among them; grey is time the browser held a request before sending it.",
+                reqs.len()
+            )
         } else {
             format!("{n} requests; grey is time the browser held the request before sending it.")
         },
@@ -81,9 +113,9 @@ pub(super) fn waterfall(report: &Report) -> ChartSpec {
     }
 }
 
-/// P50/P95 per-token ITL at each output position, with the fitted slope.
-pub(super) fn itl_by_position(ok: &[&RequestRecord], agg: &Aggregates) -> Option<ChartSpec> {
-    let per_req: Vec<Vec<f64>> = ok.iter().map(|r| r.metrics.per_token_itl()).collect();
+/// P50/P95 per-token ITL at each output position (`per_req`: each successful request's per-token
+/// gaps), with the fitted slope.
+pub(super) fn itl_by_position(per_req: &[Vec<f64>], agg: &Aggregates) -> Option<ChartSpec> {
     let longest = per_req.iter().map(Vec::len).max()?;
     if longest < 8 {
         return None;
@@ -97,10 +129,13 @@ pub(super) fn itl_by_position(ok: &[&RequestRecord], agg: &Aggregates) -> Option
             .iter()
             .flat_map(|g| g.iter().skip(start).take(bucket).copied())
             .collect();
-        if let Some(s) = Summary::of(&v) {
+        // Sorted once (unstable: ~2× faster than a summary's stable sort on 10,000 values);
+        // the percentiles are the core's.
+        let v = sorted(&v);
+        if let (Some(a), Some(b)) = (percentile_sorted(&v, 50.0), percentile_sorted(&v, 95.0)) {
             let pos = (start + 1) as f64 + (bucket as f64 - 1.0) / 2.0;
-            p50.push(xy(pos, s.p50));
-            p95.push(xy(pos, s.p95));
+            p50.push(xy(pos, a));
+            p95.push(xy(pos, b));
         }
     }
     let mut chart = base(Trigger::Axis)

@@ -1,0 +1,134 @@
+//! The request table of a finished run: every request with its outcome and timings, one line
+//! each. Virtualized, so a 10,000-request run scrolls smoothly: only the rows in view (and
+//! `MARGIN_ROWS` above and below) are in the DOM, keyed by position; a sizer holds the full
+//! height so the scroll bar is the whole table's. `data-rows` on the table holds the count.
+
+use leptos::html;
+use leptos::prelude::*;
+use ttft_core::metrics::TtftKind;
+use ttft_core::report::RequestRecord;
+
+use crate::format::ms;
+
+/// Row height (px) until the drawn rows are measured (`.request-table` fixes it in CSS).
+const ROW_PX: f64 = 24.0;
+/// Header height (px) until measured.
+const HEAD_PX: f64 = 26.0;
+/// Height of the scrolling area (px): `.request-scroll`'s `max-height`.
+const VIEW_PX: f64 = 480.0;
+/// Rows drawn above and below the visible ones, so a scroll step never shows a gap.
+const MARGIN_ROWS: usize = 20;
+
+/// The notes of one request: warm-up, errors with what to do, how its first token and chunks
+/// came, openers, server timings.
+fn notes(r: &RequestRecord) -> String {
+    let m = &r.metrics;
+    let mut notes = Vec::new();
+    if r.warmup {
+        notes.push("warm-up".to_owned());
+    }
+    if let Some(msg) = r.outcome.message() {
+        notes.push(msg.to_owned());
+    }
+    if !m.streamed {
+        notes.push("not streamed: the endpoint answered in one piece (check `stream: true` reaches the server)".to_owned());
+    }
+    match m.ttft_kind {
+        Some(TtftKind::ToolCall) => notes.push("first token: a tool call".to_owned()),
+        Some(TtftKind::Reasoning) => notes.push("first token: reasoning".to_owned()),
+        _ => {}
+    }
+    if m.choices.len() > 1 {
+        notes.push(format!("{} choices (n > 1)", m.choices.len()));
+    }
+    if m.coalesced {
+        notes.push(format!("{:.1} tokens/chunk", m.tokens_per_arrival));
+    }
+    if !m.opener_text.is_empty() {
+        notes.push(format!("opener: “{}”", m.opener_text.trim()));
+    }
+    if let Some(t) = m.server_timings {
+        notes.push(format!(
+            "server: prefill {} · {} /token",
+            ms(t.prompt_ms),
+            ms(t.predicted_per_token_ms)
+        ));
+    }
+    notes.join(" · ")
+}
+
+/// One request's row (notes cut to one line; the full text is its tooltip).
+fn row(r: &RequestRecord) -> impl IntoView + use<> {
+    let m = &r.metrics;
+    let itl = m.itl_summary().map(|s| s.p50);
+    let notes = notes(r);
+    let tip = notes.clone();
+    view! {
+        <tr class=if r.outcome.is_ok() { "" } else { "failed" } data-outcome=r.outcome.kind()>
+            <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
+            <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td class="first-answer">{ms(m.first_answer_ms)}</td><td>{ms(m.meaningful_ms)}</td>
+            <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>
+            <td class="notes" title=tip>{notes}</td>
+        </tr>
+    }
+}
+
+/// Every request of a run, with its outcome.
+#[component]
+pub fn RequestTable(
+    /// The run's requests, in order.
+    requests: Vec<RequestRecord>,
+) -> impl IntoView {
+    let n = requests.len();
+    let requests = StoredValue::new(requests);
+    let (scroll_top, set_scroll_top) = signal(0.0_f64);
+    let (row_px, set_row_px) = signal(ROW_PX);
+    let (head_px, set_head_px) = signal(HEAD_PX);
+    // The rows drawn: those in view and a margin around them.
+    let range = Memo::new(move |_| {
+        let row = row_px.get();
+        let top = (scroll_top.get() - head_px.get()).max(0.0);
+        let first = ((top / row) as usize).saturating_sub(MARGIN_ROWS).min(n);
+        let last = (first + (VIEW_PX / row).ceil() as usize + 2 * MARGIN_ROWS).min(n);
+        (first, last)
+    });
+    // Once drawn, measure the real header and row heights (the average over the drawn rows,
+    // so a fraction of a pixel does not add up over 10,000 rows).
+    let head = NodeRef::<html::Thead>::new();
+    let body = NodeRef::<html::Tbody>::new();
+    Effect::new(move |_| {
+        if let (Some(h), Some(b)) = (head.get(), body.get()) {
+            let rows = b.child_element_count();
+            let (head_h, body_h) = (h.offset_height(), b.offset_height());
+            if head_h > 0 {
+                set_head_px.set(f64::from(head_h));
+            }
+            if rows > 0 && body_h > 0 {
+                set_row_px.set(f64::from(body_h) / f64::from(rows));
+            }
+        }
+    });
+    let on_scroll = move |ev: leptos::ev::Event| {
+        set_scroll_top.set(f64::from(
+            event_target::<web_sys::Element>(&ev).scroll_top(),
+        ))
+    };
+    view! {
+        <section>
+            <h3>"Requests"</h3>
+            <div class="request-scroll" on:scroll=on_scroll>
+                <div class="request-sizer" style:height=move || format!("{:.0}px", head_px.get() + n as f64 * row_px.get())>
+                    <table class="request-table" data-testid="requests" data-rows=n
+                        style:top=move || format!("{:.0}px", range.get().0 as f64 * row_px.get())>
+                        <thead node_ref=head><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th title="Browser queue">"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th title="First answer">"First answer"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
+                        <tbody node_ref=body>
+                            <For each=move || { let (a, b) = range.get(); a..b } key=|i| *i let:i>
+                                {requests.with_value(|rs| row(&rs[i]))}
+                            </For>
+                        </tbody>
+                    </table>
+                </div>
+            </div>
+        </section>
+    }
+}
