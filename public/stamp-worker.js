@@ -105,7 +105,14 @@ async function send(m) {
   const entry = timingEntry(m.url, out.sentAt);
   if (entry) {
     out.protocol = entry.nextHopProtocol || null;
-    if (entry.requestStart > 0) out.queueMs = Math.max(0, entry.requestStart - entry.startTime);
+    // Held by the browser before sending: from the start of the fetch to the request going out,
+    // less the time this request spent opening its own connection (DNS, TCP, TLS), which is
+    // connection setup, not a queue. A reused connection has none (its phases are all 0 long).
+    if (entry.requestStart > 0) {
+      const setup = entry.domainLookupStart > 0 && entry.connectEnd > entry.domainLookupStart
+        ? entry.connectEnd - entry.domainLookupStart : 0;
+      out.queueMs = Math.max(0, entry.requestStart - entry.startTime - setup);
+    }
   }
   self.postMessage(out, [out.times.buffer, out.sizes.buffer, out.body.buffer]);
 }

@@ -256,8 +256,8 @@ pub async fn send(
 }
 
 /// Resource Timing of the entry for `url` that started at `t0`: the time the browser held the
-/// request before sending it (`requestStart − startTime`; needs `Timing-Allow-Origin` across
-/// origins) and the protocol used.
+/// request before sending it (`requestStart − startTime`, less its own connection setup;
+/// needs `Timing-Allow-Origin` across origins) and the protocol used.
 fn resource_timing(url: &str, t0: f64) -> (Option<f64>, Option<String>) {
     let Some(perf) = web_sys::window().and_then(|w| w.performance()) else {
         return (None, None);
@@ -279,8 +279,14 @@ fn resource_timing(url: &str, t0: f64) -> (Option<f64>, Option<String>) {
         return (None, None);
     };
     let num = |k: &str| Reflect::get(&e, &k.into()).ok().and_then(|v| v.as_f64());
+    // The request's own connection setup (DNS, TCP, TLS) is not a queue; a reused connection
+    // has none (all its phases 0 long).
+    let setup = match (num("domainLookupStart"), num("connectEnd")) {
+        (Some(d), Some(c)) if d > 0.0 && c > d => c - d,
+        _ => 0.0,
+    };
     let queue = match (num("requestStart"), num("startTime")) {
-        (Some(r), Some(s)) if r > 0.0 => Some((r - s).max(0.0)),
+        (Some(r), Some(s)) if r > 0.0 => Some((r - s - setup).max(0.0)),
         _ => None,
     };
     let protocol = Reflect::get(&e, &"nextHopProtocol".into())
