@@ -1,6 +1,7 @@
-//! ECharts, the parts the charts use bundled from npm (`js/echarts-entry.js`) and loaded by a
-//! classic `<script>` before the wasm: the bindings this app uses, drawing a `ttft-charts`
-//! option set, and PNG export. Nothing here builds options.
+//! ECharts, the parts the charts use bundled from npm (`js/echarts-entry.js`) and loaded on
+//! demand by a classic `<script>` (not part of the first load; preloaded when the page is
+//! idle): the bindings this app uses, drawing a `ttft-charts` option set, and PNG export.
+//! Nothing here builds options.
 
 use ttft_charts::ChartSpec;
 use wasm_bindgen::prelude::*;
@@ -30,7 +31,9 @@ extern "C" {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ChartError {
     /// The library is missing.
-    #[error("charts unavailable: ECharts did not load (rebuild with `cargo xtask serve`)")]
+    #[error(
+        "charts unavailable: ECharts (echarts.js) did not load; check the connection and reload the page (serving a build yourself: `cargo xtask serve`)"
+    )]
     NotLoaded,
     /// The options did not parse.
     #[error("chart options are not JSON: {0}")]
@@ -58,4 +61,84 @@ pub fn png_url(chart: &EChartsInstance) -> String {
     let _ = js_sys::Reflect::set(&opts, &"pixelRatio".into(), &2.into());
     let _ = js_sys::Reflect::set(&opts, &"backgroundColor".into(), &"#fff".into());
     chart.get_data_url(&opts)
+}
+
+thread_local! {
+    /// The one load of the ECharts script, shared by every chart waiting for it.
+    static LOADING: std::cell::RefCell<Option<js_sys::Promise>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Where trunk puts the bundle (index.html's `copy-file`), relative to the page.
+const ECHARTS_SRC: &str = "echarts.js";
+
+/// Whether the global `echarts` is there.
+fn is_loaded() -> bool {
+    web_sys::window()
+        .and_then(|w| js_sys::Reflect::get(&w, &"echarts".into()).ok())
+        .is_some_and(|v| !v.is_undefined())
+}
+
+/// Loads ECharts once, on demand: it is not part of the first load (a third of it, gzip), so
+/// the studio is usable before it arrives. Every caller awaits the same `<script>`; a failed
+/// load is retried by the next caller.
+pub async fn ensure_loaded() -> Result<(), ChartError> {
+    if is_loaded() {
+        return Ok(());
+    }
+    let promise = LOADING.with(|l| {
+        l.borrow_mut()
+            .get_or_insert_with(|| {
+                js_sys::Promise::new(&mut |resolve, reject| {
+                    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+                        let _ = reject.call0(&JsValue::NULL);
+                        return;
+                    };
+                    let Ok(script) = doc.create_element("script") else {
+                        let _ = reject.call0(&JsValue::NULL);
+                        return;
+                    };
+                    let _ = script.set_attribute("src", ECHARTS_SRC);
+                    let on_load = Closure::once_into_js(move || {
+                        let _ = resolve.call0(&JsValue::NULL);
+                    });
+                    let on_error = Closure::once_into_js(move || {
+                        let _ = reject.call0(&JsValue::NULL);
+                    });
+                    let _ = js_sys::Reflect::set(&script, &"onload".into(), &on_load);
+                    let _ = js_sys::Reflect::set(&script, &"onerror".into(), &on_error);
+                    if let Some(head) = doc.head() {
+                        let _ = head.append_child(&script);
+                    }
+                })
+            })
+            .clone()
+    });
+    let loaded = wasm_bindgen_futures::JsFuture::from(promise).await;
+    if loaded.is_err() || !is_loaded() {
+        LOADING.with(|l| l.borrow_mut().take());
+        return Err(ChartError::NotLoaded);
+    }
+    Ok(())
+}
+
+/// Starts loading ECharts when the page is idle, so the first report's charts rarely wait.
+pub fn preload_when_idle() {
+    let Some(w) = web_sys::window() else { return };
+    let start = Closure::once_into_js(|| {
+        wasm_bindgen_futures::spawn_local(async {
+            let _ = ensure_loaded().await;
+        });
+    });
+    let idle = js_sys::Reflect::get(&w, &"requestIdleCallback".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    match idle {
+        Some(f) => {
+            let _ = f.call1(&w, &start);
+        }
+        None => {
+            let _ = w
+                .set_timeout_with_callback_and_timeout_and_arguments_0(start.unchecked_ref(), 1000);
+        }
+    }
 }

@@ -5,7 +5,7 @@ use leptos::html;
 use leptos::prelude::*;
 use ttft_charts::ChartSpec;
 
-use crate::browser::echarts::{EChartsInstance, draw, png_url};
+use crate::browser::echarts::{EChartsInstance, draw, ensure_loaded, png_url};
 
 /// One chart with its caption and a PNG export.
 #[component]
@@ -26,11 +26,23 @@ pub fn ChartView(
     let title = spec.title.clone();
     Effect::new(move |_| {
         if let Some(el) = host.get() {
-            match draw(&el, &spec) {
-                Ok(c) => instance.set_value(Some(c)),
-                Err(e) => set_error.set(Some(e.to_string())),
-            }
-            on_drawn.run(());
+            let spec = spec.clone();
+            // ECharts arrives on demand (usually preloaded by then); the card may be gone
+            // when it does, hence the `try_` setters.
+            leptos::task::spawn_local(async move {
+                match ensure_loaded().await.and_then(|()| draw(&el, &spec)) {
+                    Ok(c) => {
+                        // Handed back when the card is gone: nothing will dispose it later.
+                        if let Some(Some(orphan)) = instance.try_set_value(Some(c)) {
+                            orphan.dispose();
+                        }
+                    }
+                    Err(e) => {
+                        set_error.try_set(Some(e.to_string()));
+                    }
+                }
+                on_drawn.run(());
+            });
         }
     });
     // Follow the window's width (the grid reflows; ECharts does not watch its container).

@@ -109,10 +109,25 @@ fn gzip_len(bytes: &[u8]) -> usize {
     miniz_oxide::deflate::compress_to_vec(bytes, 9).len() + 18
 }
 
+/// Sizes of what `dist/` serves: the wasm, its JS glue and ECharts, raw and gzip; and the
+/// first load: every file the built `index.html` names (the page, its CSS, the glue, the wasm,
+/// and ECharts only if the page loads it up front rather than on demand).
 fn bundle(root: &Path) -> Result<Value> {
     let mut wasm = (0, 0);
     let mut js = (0, 0);
     let mut echarts = (0, 0);
+    let page = std::fs::read(root.join("dist/index.html"))?;
+    // What the page names outside its comments.
+    let mut page_text = String::new();
+    for (i, part) in String::from_utf8_lossy(&page).split("<!--").enumerate() {
+        page_text.push_str(if i == 0 {
+            part
+        } else {
+            part.split_once("-->").map_or("", |(_, rest)| rest)
+        });
+    }
+    let mut first_load = gzip_len(&page);
+    let mut first_load_files = vec!["index.html".to_owned()];
     for e in std::fs::read_dir(root.join("dist"))? {
         let path = e?.path();
         let name = path
@@ -122,6 +137,10 @@ fn bundle(root: &Path) -> Result<Value> {
             .to_string();
         let bytes = std::fs::read(&path).unwrap_or_default();
         let sizes = (bytes.len(), gzip_len(&bytes));
+        if path.is_file() && name != "index.html" && page_text.contains(&name) {
+            first_load += sizes.1;
+            first_load_files.push(name.clone());
+        }
         if name.ends_with(".wasm") {
             wasm = sizes;
         } else if name.starts_with("echarts") && name.ends_with(".js") {
@@ -133,6 +152,7 @@ fn bundle(root: &Path) -> Result<Value> {
     Ok(json!({
         "wasm_raw": wasm.0, "wasm_gzip": wasm.1, "js_raw": js.0, "js_gzip": js.1,
         "app_gzip_total": wasm.1 + js.1, "echarts_raw": echarts.0, "echarts_gzip": echarts.1,
+        "first_load_gzip": first_load, "first_load_files": first_load_files,
     }))
 }
 
