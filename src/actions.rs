@@ -304,7 +304,10 @@ fn add_runs(state: Store<StudioState>, reports: Vec<Report>) -> Vec<RunId> {
     let runs: Vec<SavedRun> = ids
         .iter()
         .zip(reports)
-        .map(|(id, report)| SavedRun { id: *id, report })
+        .map(|(id, report)| SavedRun {
+            id: *id,
+            report: report.into(),
+        })
         .collect();
     state.runs().write().splice(0..0, runs);
     ids
@@ -329,7 +332,8 @@ pub fn set_compared(studio: Studio, id: RunId, on: bool) {
 pub fn rename_run(studio: Studio, id: RunId, title: String) {
     studio.state.runs().update(|runs| {
         if let Some(r) = runs.iter_mut().find(|r| r.id == id) {
-            r.report.title = title;
+            // Copies the report only while a view still holds it.
+            std::sync::Arc::make_mut(&mut r.report).title = title;
         }
     });
     // Saving: the save rewrites the title when done; unsaved: the next save carries it.
@@ -445,21 +449,29 @@ pub fn open_link(studio: Studio) {
     }
 }
 
-/// Reads result files (studio report JSON, vLLM bench, GuideLLM) and adds their runs.
+/// Imports result files. Timeline files (`ttft-timeline/1` JSON Lines, one per Locust worker
+/// or studio export) selected together are merged into one run, recomputed by the core; every
+/// other file is imported on its own (studio reports, vllm bench, GuideLLM).
 pub fn import_files(studio: Studio, files: web_sys::FileList) {
-    for i in 0..files.length() {
-        let Some(file) = files.get(i) else { continue };
-        spawn_local(async move {
+    let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+    spawn_local(async move {
+        let mut timelines: Vec<(String, String)> = Vec::new();
+        for file in files {
             let name = file.name();
             let text = match wasm_bindgen_futures::JsFuture::from(file.text()).await {
                 Ok(t) => t.as_string().unwrap_or_default(),
                 Err(_) => {
-                    return notify(
+                    notify(
                         studio,
                         format!("could not read {name}: the browser refused the file"),
                     );
+                    continue;
                 }
             };
+            if ttft_core::timeline_file::looks_like_timeline(&text) {
+                timelines.push((name, text));
+                continue;
+            }
             match ttft_core::import::import(&text) {
                 Ok((_, reports)) => {
                     let n = reports.len();
@@ -474,7 +486,41 @@ pub fn import_files(studio: Studio, files: web_sys::FileList) {
                 }
                 Err(e) => notify(studio, format!("could not import {name}: {e}")),
             }
-        });
+        }
+        if !timelines.is_empty() {
+            import_timelines(studio, &timelines);
+        }
+    });
+}
+
+/// Merges timeline files into one run, shown and saved; what the merge found stays with the
+/// run ([`Report::import_notes`]) and is announced.
+fn import_timelines(studio: Studio, files: &[(String, String)]) {
+    let options = ttft_core::timeline_file::MergeOptions::default();
+    match ttft_core::timeline_file::merge_files(files, &options) {
+        Ok(merged) => {
+            let n = merged.report.requests.len();
+            let who = merged.report.vantage.clone().unwrap_or_default();
+            let notes = merged.report.import_notes.join("; ");
+            let ids = add_runs(studio.state, vec![merged.report]);
+            if let Some(id) = ids.first() {
+                show_run(studio, *id);
+                save_run(studio, *id);
+            }
+            notify(
+                studio,
+                format!(
+                    "merged {} timeline file(s) into one run of {n} requests measured by {who}{}",
+                    files.len(),
+                    if notes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {notes}")
+                    }
+                ),
+            );
+        }
+        Err(e) => notify(studio, format!("could not import the timeline files: {e}")),
     }
 }
 
@@ -493,6 +539,41 @@ pub enum ConnectionError {
 pub async fn test_connection(endpoint: EndpointConfig) -> Result<Vec<String>, ConnectionError> {
     let headers = endpoint.secret_headers()?;
     Ok(list_models(&endpoint.effective_base(), &headers).await?)
+}
+
+/// Writes the current endpoint and scenario as a self-contained `locustfile.py` and downloads
+/// it: more load than one browser, from Locust's workers, whose timeline files the runs list
+/// then merges. The API key is never written (the file reads it from the environment).
+pub fn export_locustfile(studio: Studio) {
+    let ep = studio.endpoint.get_untracked();
+    let sc = studio.scenario.get_untracked();
+    let target = ttft_core::locust::LocustTarget {
+        base_url: ep.effective_base(),
+        dialect: ep.dialect,
+        model: ep.wire_model(),
+        extra_headers: ep.extra_headers.clone(),
+    };
+    // Part of every worker's file name: letters, digits and dashes only.
+    let run: String = format!("{}-{}-{}", sc.kind.id(), target.model, run_title("", ""))
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect::<String>()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    match ttft_core::locust::locustfile(&target, &sc, &run) {
+        Ok(text) => {
+            crate::browser::download("locustfile.py", "text/x-python", &text);
+            notify(
+                studio,
+                format!(
+                    "locustfile.py saved (run {run}): its header says how to run it; then import every worker's {run}-*.jsonl here together"
+                ),
+            );
+        }
+        Err(e) => notify(studio, format!("cannot write a locustfile: {e}")),
+    }
 }
 
 /// The run's title: scenario, model and the local time to the second.

@@ -7,6 +7,7 @@
 //! Views read it; [`crate::actions`] changes it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use leptos::prelude::*;
 use reactive_stores::Store;
@@ -26,12 +27,13 @@ use crate::browser::storage::Estimate;
 pub struct RunId(pub u64);
 
 /// A saved run: its identity and its report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SavedRun {
     /// Identity.
     pub id: RunId,
-    /// What the run measured.
-    pub report: Report,
+    /// What the run measured: shared, so showing or exporting a run of many megabytes never
+    /// copies it (a rename copies it only while a view still holds it).
+    pub report: Arc<Report>,
 }
 
 /// Where a run stands in storage.
@@ -153,12 +155,12 @@ impl StudioState {
         self.runs.iter().find(|r| r.id == id)
     }
 
-    /// The report the pane shows, if any.
-    pub fn shown_report(&self) -> Option<&Report> {
+    /// The report the pane shows, if any: a saved run's is shared, the live one's a copy.
+    pub fn shown_report(&self) -> Option<Arc<Report>> {
         match self.shown {
             Shown::Nothing => None,
-            Shown::Live => self.live.as_ref().map(|l| &l.report),
-            Shown::Run(id) => self.run(id).map(|r| &r.report),
+            Shown::Live => self.live.as_ref().map(|l| Arc::new(l.report.clone())),
+            Shown::Run(id) => self.run(id).map(|r| Arc::clone(&r.report)),
         }
     }
 

@@ -19,3 +19,35 @@ pub fn page_origin() -> String {
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default()
 }
+
+/// Downloads `text` as the file `name`: a `Blob` behind an object URL, clicked through a
+/// temporary link and revoked once the download has taken it. Called on click only, so a
+/// large run's megabytes of JSON, CSV or timeline cost nothing until asked for.
+pub fn download(name: &str, mime: &str, text: &str) {
+    use wasm_bindgen::JsCast;
+    let save = || -> Result<(), wasm_bindgen::JsValue> {
+        let document = web_sys::window()
+            .and_then(|w| w.document())
+            .ok_or_else(|| wasm_bindgen::JsValue::from_str("no document"))?;
+        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+        let options = web_sys::BlobPropertyBag::new();
+        options.set_type(&format!("{mime};charset=utf-8"));
+        let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)?;
+        let url = web_sys::Url::create_object_url_with_blob(&blob)?;
+        let a: web_sys::HtmlAnchorElement = document.create_element("a")?.unchecked_into();
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+        // Revoked a while later: the download reads the URL after the click returns.
+        leptos::prelude::set_timeout(
+            move || {
+                let _ = web_sys::Url::revoke_object_url(&url);
+            },
+            std::time::Duration::from_secs(30),
+        );
+        Ok(())
+    };
+    if let Err(e) = save() {
+        leptos::logging::warn!("could not export {name}: {e:?}");
+    }
+}

@@ -12,6 +12,7 @@ use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::RequestRecord;
 use ttft_core::request::HttpRequestSpec;
 use ttft_core::scenario::{Conversation, Job, Phase, poisson_gap_ms, total_jobs};
+use ttft_core::timeline_file::RawCapture;
 
 use super::cancel::RunHandle;
 use super::clock::now_ms as now;
@@ -94,6 +95,15 @@ impl Shared {
         };
         // Parsed here, once the request is over: never between two reads' stamps.
         let timeline = exchange.timeline(p.dialect);
+        // The raw bytes and times stay with the record, so the run can be exported as a
+        // timeline (ttft-timeline/1); t0 on the wall clock from the page's origin when the
+        // exchange did not say.
+        let sent_wall_ms = exchange.sent_epoch_ms.unwrap_or_else(|| {
+            web_sys::window()
+                .and_then(|w| w.performance())
+                .map_or(0.0, |perf| perf.time_origin())
+                + exchange.capture.sent_at
+        });
         let record = RequestRecord {
             warmup: job.warmup,
             start_ms: timeline.sent_at - self.run_start,
@@ -101,6 +111,7 @@ impl Shared {
             server_request_id: exchange.server_request_id,
             sent_epoch_ms: exchange.sent_epoch_ms,
             protocol: exchange.protocol,
+            raw: Some(RawCapture::new(exchange.capture, sent_wall_ms)),
             ..RequestRecord::from_timeline(
                 index,
                 job.group.clone(),

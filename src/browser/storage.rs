@@ -580,7 +580,7 @@ pub async fn load_report(meta: &RunMeta) -> Result<SavedRun, StorageError> {
     report.title.clone_from(&meta.title);
     Ok(SavedRun {
         id: RunId(meta.id),
-        report,
+        report: report.into(),
     })
 }
 
@@ -685,7 +685,7 @@ pub async fn migrate_local_storage() -> Result<Option<Migration>, StorageError> 
                 runs.push((
                     SavedRun {
                         id: RunId(id),
-                        report,
+                        report: report.into(),
                     },
                     order,
                 ));

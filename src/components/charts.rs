@@ -28,7 +28,7 @@ pub fn ChartView(
         if let Some(el) = host.get() {
             let spec = spec.clone();
             // ECharts arrives on demand (usually preloaded by then); the card may be gone
-            // when it does, hence the `try_` setters.
+            // when it does, hence the `try_` setters: a disposed one must not panic.
             leptos::task::spawn_local(async move {
                 match ensure_loaded().await.and_then(|()| draw(&el, &spec)) {
                     Ok(c) => {
@@ -41,7 +41,8 @@ pub fn ChartView(
                         set_error.try_set(Some(e.to_string()));
                     }
                 }
-                on_drawn.run(());
+                // The grid may be gone too (a view re-rendered while ECharts loaded).
+                let _ = on_drawn.try_run(());
             });
         }
     });

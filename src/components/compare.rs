@@ -25,9 +25,12 @@ pub fn CompareView() -> impl IntoView {
     let studio = use_studio();
     move || {
         // Read by id: runs added or removed meanwhile never change what is compared.
-        let picked: Vec<Report> = studio
-            .state
-            .with(|s| s.compared().into_iter().map(|r| r.report.clone()).collect());
+        let picked: Vec<Report> = studio.state.with(|s| {
+            s.compared()
+                .into_iter()
+                .map(|r| Report::clone(&r.report))
+                .collect()
+        });
         if picked.len() < 2 {
             return None;
         }

@@ -1,21 +1,35 @@
 //! A run's report: headline figures, diagnosis, groups, requests, and export/share.
 
+use std::sync::Arc;
+
 use leptos::prelude::*;
 use ttft_core::diagnosis::{Severity, diagnose};
-use ttft_core::experience::{DeadlineConfig, ReadingConfig};
+use ttft_core::experience::{DeadlineConfig, ExperienceSummary, ReadingConfig};
 use ttft_core::report::{Aggregates, Report};
 use ttft_core::stats::Summary;
 
+use crate::browser::download;
 use crate::format::{ms, pct, per_s, score};
 use crate::state::{Shown, StudioStateStoreFields, use_studio};
 
-/// The report shown (a saved run, or the live one), and whether it is complete.
-fn shown_report() -> Memo<Option<(Report, bool)>> {
+/// The report shown (a saved run, or the live one), and whether it is complete. A saved run's
+/// report is shared, not copied, and counts as changed only when it is another one: state that
+/// changes beside it (storage, notices) never re-renders the report or compares its megabytes.
+fn shown_report() -> Memo<Option<(Arc<Report>, bool)>> {
     let state = use_studio().state;
-    Memo::new(move |_| {
-        let complete = matches!(state.shown().get(), Shown::Run(_));
-        state.with(|s| s.shown_report().cloned().map(|r| (r, complete)))
-    })
+    Memo::new_with_compare(
+        move |_| {
+            let complete = matches!(state.shown().get(), Shown::Run(_));
+            state.with(|s| s.shown_report().map(|r| (r, complete)))
+        },
+        |old, new| match (old, new) {
+            (Some(Some((a, ca))), Some(Some((b, cb)))) => {
+                ca != cb || !(Arc::ptr_eq(a, b) || (!cb && a == b))
+            }
+            (Some(None), Some(None)) => false,
+            _ => true,
+        },
+    )
 }
 
 /// One headline figure.
@@ -42,15 +56,16 @@ fn p(s: Option<Summary>, f: fn(&Summary) -> f64) -> Option<f64> {
 /// Headline figures of a run.
 #[component]
 fn Headline(
-    /// The statistics.
+    /// The statistics (their experience scores are `experience`).
     agg: Aggregates,
+    /// The experience scores, once computed (a large run's come just after its charts).
+    experience: Signal<Option<ExperienceSummary>>,
     /// The reader the experience figures assume.
     reading: ReadingConfig,
     /// The deadlines the fluidity figures use.
     deadlines: DeadlineConfig,
 ) -> impl IntoView {
     let errors: usize = agg.errors.values().sum();
-    let e = agg.experience.clone();
     let first_token_hint = match agg.tool_call_first {
         0 => "When the first output of any kind arrived: reasoning, a tool call or answer text."
             .to_owned(),
@@ -58,23 +73,7 @@ fn Headline(
             "When the first output of any kind arrived: reasoning, a tool call or answer text ({n} requests began with a tool call)."
         ),
     };
-    let (waits, longest_wait) = match e.reading_requests {
-        0 => ("—".to_owned(), "—".to_owned()),
-        n => (
-            format!("{} of {n}", e.with_waits),
-            e.wait_longest_ms.map_or("none".to_owned(), |w| ms(Some(w))),
-        ),
-    };
-    // A shared link keeps the text of a few requests only: say how many the scores cover.
     let scored_of = agg.count.saturating_sub(errors);
-    let qoe_label = if e.reading_requests > 0 && e.reading_requests < scored_of {
-        format!(
-            "Reading QoE P50 ({} of {scored_of} requests)",
-            e.reading_requests
-        )
-    } else {
-        "Reading QoE P50".to_owned()
-    };
     view! {
         <div class="figures" data-testid="headline">
             <Figure label="First byte P50" value=ms(p(agg.ttfb, |s| s.p50)) testid="ttfb-p50"
@@ -96,19 +95,55 @@ fn Headline(
             <Figure label="Errors" value=format!("{errors} / {}", agg.count) testid="errors" />
             {agg.server_per_token.map(|s| view! { <Figure label="Server decode/token P50 (reported)" value=ms(Some(s.p50)) testid="server-per-token" /> })}
             {agg.server_prefill.map(|s| view! { <Figure label="Server prefill P50 (reported)" value=ms(Some(s.p50)) testid="server-prefill" /> })}
-            <Figure label=qoe_label value=score(e.qoe_p50) testid="qoe-p50"
-                hint=format!("How well a reader at {} words/s, expecting the first word at {}, keeps up with the expected pace: 1 is never held back, lower is more time waiting for text (median request).", reading.words_per_s, ms(Some(reading.expected_ttft_ms))) />
-            <Figure label="Reading QoE P10" value=score(e.qoe_p10) testid="qoe-p10"
-                hint="The same reading score for the worse requests: 90 % of requests score at least this." />
-            <Figure label="Requests with reader waits" value=waits testid="reader-waits"
-                hint=format!("Requests where the reader caught up with the text and sat with nothing new to read for {} or more.", ms(Some(reading.min_wait_ms))) />
-            <Figure label="Longest reader wait" value=longest_wait testid="reader-wait-longest"
-                hint="The longest time a reader sat with everything read and nothing new arriving, after the first word." />
-            <Figure label="Fluidity P99 miss rate" value=e.fluidity_p99_miss_rate.map_or("—".into(), pct) testid="fluidity-p99"
-                hint=format!("99 % of requests miss at most this share of their token deadlines (the first token by {}, then one every {}, early tokens banking time).", ms(Some(deadlines.first_token_ms)), ms(Some(deadlines.gap_ms))) />
-            <Figure label="Fluid token rate" value=per_s(e.fluid_token_rate) testid="fluid-token-rate"
-                hint=format!("The fastest steady pace in tokens per second that {:.0} % of requests keep while missing at most {:.0} % of their deadlines.", deadlines.fluid_share * 100.0, (1.0 - deadlines.fluid_target) * 100.0) />
+            {move || view! { <ExperienceFigures experience=experience.get() scored_of=scored_of reading=reading deadlines=deadlines /> }}
         </div>
+    }
+}
+
+/// The experience figures of the headline; `…` while they are computed.
+#[component]
+fn ExperienceFigures(
+    /// The scores, once computed.
+    experience: Option<ExperienceSummary>,
+    /// Successful measured requests.
+    scored_of: usize,
+    /// The reader the experience figures assume.
+    reading: ReadingConfig,
+    /// The deadlines the fluidity figures use.
+    deadlines: DeadlineConfig,
+) -> impl IntoView {
+    let pending = experience.is_none();
+    let e = experience.unwrap_or_default();
+    let (waits, longest_wait) = match e.reading_requests {
+        0 => ("—".to_owned(), "—".to_owned()),
+        n => (
+            format!("{} of {n}", e.with_waits),
+            e.wait_longest_ms.map_or("none".to_owned(), |w| ms(Some(w))),
+        ),
+    };
+    // A shared link keeps the text of a few requests only: say how many the scores cover.
+    let qoe_label = if e.reading_requests > 0 && e.reading_requests < scored_of {
+        format!(
+            "Reading QoE P50 ({} of {scored_of} requests)",
+            e.reading_requests
+        )
+    } else {
+        "Reading QoE P50".to_owned()
+    };
+    let value = |v: String| if pending { "…".to_owned() } else { v };
+    view! {
+        <Figure label=qoe_label value=value(score(e.qoe_p50)) testid="qoe-p50"
+            hint=format!("How well a reader at {} words/s, expecting the first word at {}, keeps up with the expected pace: 1 is never held back, lower is more time waiting for text (median request).", reading.words_per_s, ms(Some(reading.expected_ttft_ms))) />
+        <Figure label="Reading QoE P10" value=value(score(e.qoe_p10)) testid="qoe-p10"
+            hint="The same reading score for the worse requests: 90 % of requests score at least this." />
+        <Figure label="Requests with reader waits" value=value(waits) testid="reader-waits"
+            hint=format!("Requests where the reader caught up with the text and sat with nothing new to read for {} or more.", ms(Some(reading.min_wait_ms))) />
+        <Figure label="Longest reader wait" value=value(longest_wait) testid="reader-wait-longest"
+            hint="The longest time a reader sat with everything read and nothing new arriving, after the first word." />
+        <Figure label="Fluidity P99 miss rate" value=value(e.fluidity_p99_miss_rate.map_or("—".into(), pct)) testid="fluidity-p99"
+            hint=format!("99 % of requests miss at most this share of their token deadlines (the first token by {}, then one every {}, early tokens banking time).", ms(Some(deadlines.first_token_ms)), ms(Some(deadlines.gap_ms))) />
+        <Figure label="Fluid token rate" value=value(per_s(e.fluid_token_rate)) testid="fluid-token-rate"
+            hint=format!("The fastest steady pace in tokens per second that {:.0} % of requests keep while missing at most {:.0} % of their deadlines.", deadlines.fluid_share * 100.0, (1.0 - deadlines.fluid_target) * 100.0) />
     }
 }
 
@@ -116,7 +151,7 @@ fn Headline(
 #[component]
 fn Findings(
     /// The report.
-    report: Report,
+    report: Arc<Report>,
     /// Its statistics.
     agg: Aggregates,
 ) -> impl IntoView {
@@ -176,18 +211,11 @@ fn Groups(
     }
 }
 
-fn data_url(mime: &str, text: &str) -> String {
-    format!(
-        "data:{mime};charset=utf-8,{}",
-        String::from(js_sys::encode_uri_component(text))
-    )
-}
-
 /// Share link and exports.
 #[component]
 fn ShareBox(
     /// The report.
-    report: Report,
+    report: Arc<Report>,
 ) -> impl IntoView {
     // Made on demand: a large run's link takes a moment to encode.
     let made = RwSignal::new(None::<(String, String, String)>);
@@ -215,8 +243,38 @@ fn ShareBox(
             made.set(Some((link, kept, shared.left_out.join("; "))));
         }
     };
-    let json = report.to_json_pretty();
     let name = report.title.replace([' ', ':', '·'], "_");
+    let export_json = {
+        let (report, name) = (report.clone(), name.clone());
+        move |_| {
+            download(
+                &format!("{name}.json"),
+                "application/json",
+                &report.to_json_pretty(),
+            )
+        }
+    };
+    let export_csv = {
+        let (report, name) = (report.clone(), name.clone());
+        move |_| download(&format!("{name}.csv"), "text/csv", &report.to_csv())
+    };
+    // The raw bytes and times of every request that kept them (runs measured in this studio,
+    // or read from timeline files), in the format Locust's workers write.
+    let timeline_lines = report.requests.iter().filter(|q| q.raw.is_some()).count();
+    let export_timeline = {
+        let report = report.clone();
+        move |_| {
+            let vantage = ttft_core::timeline_file::Vantage::browser(
+                report.clock_resolution_ms,
+                Some("ttft-studio".into()),
+            );
+            download(
+                &format!("{name}.jsonl"),
+                "application/x-ndjson",
+                &ttft_core::timeline_file::export(&report, &vantage),
+            )
+        }
+    };
     view! {
         <section class="share">
             <button data-testid="make-share-link" on:click=make>"Make a share link"</button>
@@ -226,9 +284,14 @@ fn ShareBox(
                 </label>
                 <p class="muted" data-testid="share-left-out">{format!("Left out of the link: {left_out}. For every detail, send the exported JSON (Import in the runs list opens it).")}</p>
             })}
-            <a href=data_url("application/json", &json) download=format!("{name}.json") data-testid="export-json">"Export JSON"</a>
+            <button class="link" data-testid="export-json" on:click=export_json>"Export JSON"</button>
             " · "
-            <a href=data_url("text/csv", &report.to_csv()) download=format!("{name}.csv")>"Export CSV"</a>
+            <button class="link" data-testid="export-csv" on:click=export_csv>"Export CSV"</button>
+            {(timeline_lines > 0).then(|| view! {
+                " · "
+                <button class="link" data-testid="export-timeline" on:click=export_timeline
+                    title="Every request's raw bytes and times (ttft-timeline/1 JSON Lines): Import brings it back, merged with other clients' files">"Export timeline"</button>
+            })}
         </section>
     }
 }
@@ -242,8 +305,28 @@ pub fn ReportView() -> impl IntoView {
         None => view! { <p class="muted" data-testid="empty-report">"Configure an endpoint and a scenario, then press Run. The built-in reference endpoint works with no setup."</p> }.into_any(),
         Some((r, complete)) => {
             let started = crate::browser::clock::now_ms();
-            // Experience scores wait for the end of the run, like the charts.
-            let agg = if complete { r.aggregates() } else { r.live_aggregates() };
+            // Experience scores wait for the end of the run, like the charts, and then for the
+            // charts: scoring every stream is the slowest part of a large run's statistics, so
+            // the page draws first and the scores follow once it has painted. A shared link
+            // carries its run's scores.
+            let headline = r.shared.as_ref().is_some_and(|s| s.headline.is_some());
+            let defer = complete && !headline;
+            let agg = if complete && !defer { r.aggregates() } else { r.live_aggregates() };
+            let experience = RwSignal::new((!defer).then(|| agg.experience.clone()));
+            if defer {
+                let r = Arc::clone(&r);
+                request_animation_frame(move || {
+                    set_timeout(
+                        move || {
+                            // Gone when another run was shown meanwhile.
+                            if !experience.is_disposed() {
+                                experience.try_set(Some(r.experience_summary()));
+                            }
+                        },
+                        std::time::Duration::ZERO,
+                    );
+                });
+            }
             // Charts are drawn once the run is complete: drawing never competes with the
             // timestamps of a live run.
             let charts = complete.then(|| ttft_charts::report_charts(&r, &agg));
@@ -253,13 +336,21 @@ pub fn ReportView() -> impl IntoView {
                     <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
                     <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
                     <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
+                    {r.vantage.as_ref().map(|v| view! {
+                        <p class="muted" data-testid="run-vantage">{format!("Measured by {v}, read from timeline files: its times include that client's own delays, as the studio's include the browser's.")}</p>
+                    })}
+                    {(!r.import_notes.is_empty()).then(|| view! {
+                        <ul class="warning" data-testid="import-notes">
+                            {r.import_notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
+                        </ul>
+                    })}
                     {r.shared.as_ref().map(|s| view! {
                         <p class="muted" data-testid="shared-from">{format!(
                             "Opened from a share link ({}): times kept to {} ms, each time within {} ms of the original run's, each gap within {}. Left out: {}.",
                             s.format, s.precision_ms, s.precision_ms / 2.0, s.precision_ms, s.left_out.join("; ")
                         )}</p>
                     })}
-                    <Headline agg=agg.clone() reading=r.experience.reading deadlines=r.experience.deadlines />
+                    <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines />
                     <Groups agg=agg.clone() />
                     {match charts {
                         Some(specs) => {
@@ -270,9 +361,10 @@ pub fn ReportView() -> impl IntoView {
                             <Findings report=r.clone() agg=agg.clone() />
                             <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started />
                             <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
-                            <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup).cloned().collect() />
+                            // Only the (at most four) streams the replay plays are copied.
+                            <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() />
                             <ShareBox report=r.clone() />
-                            <crate::components::request_table::RequestTable requests=r.requests />
+                            <crate::components::request_table::RequestTable report=r />
                         }.into_any()
                         }
                         // While requests stream, the page stays light (headline and groups

@@ -3,10 +3,12 @@
 //! `MARGIN_ROWS` above and below) are in the DOM, keyed by position; a sizer holds the full
 //! height so the scroll bar is the whole table's. `data-rows` on the table holds the count.
 
+use std::sync::Arc;
+
 use leptos::html;
 use leptos::prelude::*;
 use ttft_core::metrics::TtftKind;
-use ttft_core::report::RequestRecord;
+use ttft_core::report::{Report, RequestRecord};
 
 use crate::format::ms;
 
@@ -76,11 +78,11 @@ fn row(r: &RequestRecord) -> impl IntoView + use<> {
 /// Every request of a run, with its outcome.
 #[component]
 pub fn RequestTable(
-    /// The run's requests, in order.
-    requests: Vec<RequestRecord>,
+    /// The run (its requests, in order, shared: never copied).
+    report: Arc<Report>,
 ) -> impl IntoView {
-    let n = requests.len();
-    let requests = StoredValue::new(requests);
+    let n = report.requests.len();
+    let report = StoredValue::new(report);
     let (scroll_top, set_scroll_top) = signal(0.0_f64);
     let (row_px, set_row_px) = signal(ROW_PX);
     let (head_px, set_head_px) = signal(HEAD_PX);
@@ -123,7 +125,7 @@ pub fn RequestTable(
                         <thead node_ref=head><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th title="Browser queue">"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th title="First answer">"First answer"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
                         <tbody node_ref=body>
                             <For each=move || { let (a, b) = range.get(); a..b } key=|i| *i let:i>
-                                {requests.with_value(|rs| row(&rs[i]))}
+                                {report.with_value(|r| row(&r.requests[i]))}
                             </For>
                         </tbody>
                     </table>

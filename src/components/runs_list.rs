@@ -206,8 +206,8 @@ pub fn RunsList() -> impl IntoView {
             data-load-ms=move || status.with(|s| s.load_ms.map(|t| format!("{t:.1}")))
             data-pending=pending>
             <legend>"Runs"</legend>
-            <label class="import">"Import results (studio JSON, vllm bench serve --save-detailed, GuideLLM)"
-                <input type="file" accept=".json,application/json" multiple data-testid="import-file"
+            <label class="import">"Import results (studio JSON; timeline JSONL, e.g. every Locust worker's file selected together, merged into one run; vllm bench serve --save-detailed; GuideLLM)"
+                <input type="file" accept=".json,.jsonl,application/json" multiple data-testid="import-file"
                     on:change=move |ev| {
                         let input: web_sys::HtmlInputElement = event_target(&ev);
                         if let Some(files) = input.files() { actions::import_files(studio, files) }

@@ -31,7 +31,8 @@ fn NumberField(
 /// What the run sends.
 #[component]
 pub fn ScenarioPanel() -> impl IntoView {
-    let sc = use_studio().scenario;
+    let studio = use_studio();
+    let sc = studio.scenario;
     let kind = move || sc.with(|c| c.kind);
     view! {
         <fieldset class="panel" data-testid="scenario-panel">
@@ -86,6 +87,8 @@ pub fn ScenarioPanel() -> impl IntoView {
             </label>
             <label class="inline"><input type="checkbox" bind:checked=field(sc, |c| c.continuous_usage, |c, v| c.continuous_usage = v) />"continuous usage stats (vLLM, SGLang)"</label>
             <label class="inline"><input type="checkbox" data-testid="ignore-eos" bind:checked=field(sc, |c| c.ignore_eos, |c, v| c.ignore_eos = v) />"ignore EOS (fixed output length)"</label>
+            <button type="button" class="link" data-testid="export-locustfile" title="More load than one browser: this endpoint and scenario as a locustfile.py (no API key in it); import the workers' timeline files back here"
+                on:click=move |_| crate::actions::export_locustfile(studio)>"Export for Locust"</button>
         </fieldset>
     }
 }

@@ -187,6 +187,7 @@ fn record(
         protocol: None,
         reading_units: Vec::new(),
         token_arrivals: Vec::new(),
+        raw: None,
     }
 }
 

@@ -8,7 +8,8 @@
 //! [`timeline::RequestTimeline`]) → [`metrics::RequestMetrics`] → [`report::Report`] and its
 //! [`report::Aggregates`] → [`diagnosis`] findings; [`experience`] scores how each stream felt (Etalon
 //! deadline fluidity, Andes-style reading QoE and reader waits); [`roofline`] bounds; [`share`] links; [`compare`] runs side by side; [`import`] result
-//! files of other tools. [`scenario`] plans what a run sends; [`report::file`] owns the report
+//! files of other tools; [`timeline_file`] reads and writes the raw timeline format
+//! (`ttft-timeline/1`) every vantage shares. [`scenario`] plans what a run sends; [`report::file`] owns the report
 //! format.
 
 pub mod agent_json;
@@ -19,6 +20,7 @@ pub mod dialect;
 pub mod experience;
 pub mod format;
 pub mod import;
+pub mod locust;
 pub mod metrics;
 pub mod openers;
 pub mod report;
@@ -29,6 +31,7 @@ pub mod share;
 pub mod sse;
 pub mod stats;
 pub mod timeline;
+pub mod timeline_file;
 
 pub use dialect::{Dialect, StreamEvent};
 pub use metrics::{MetricsConfig, RequestMetrics};

@@ -678,15 +678,25 @@ impl RequestMetrics {
     /// Per-token ITL samples: each gap divided by the tokens its arrival carried, where known.
     pub fn per_token_itl(&self) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.itl_ms.len());
+        self.extend_per_token_itl(&mut out);
+        out
+    }
+
+    /// Appends [`Self::per_token_itl`] to `out` (a run's statistics gather every request's
+    /// into one buffer); `true` when what it appended is [`Self::itl_ms`] itself (no arrival
+    /// split into several tokens).
+    pub fn extend_per_token_itl(&self, out: &mut Vec<f64>) -> bool {
+        let mut same = self.gap_tokens.len() >= self.itl_ms.len();
         for (gap, toks) in self.itl_ms.iter().zip(&self.gap_tokens) {
             match toks {
                 Some(n) if *n > 1 && *n <= MAX_TOKENS_PER_ARRIVAL => {
+                    same = false;
                     out.extend(std::iter::repeat_n(gap / f64::from(*n), *n as usize))
                 }
                 _ => out.push(*gap),
             }
         }
-        out
+        same
     }
 
     /// Percentiles of this request's per-token gaps ([`Self::per_token_itl`]), if it has any.

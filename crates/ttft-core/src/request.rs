@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::dialect::Dialect;
 
 /// What one request asks for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GenerationParams {
     /// Model name.
     pub model: String,

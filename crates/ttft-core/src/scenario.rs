@@ -473,7 +473,6 @@ impl Conversation {
     /// Records what was sent and the answer: the history becomes the job's messages plus the
     /// assistant's reply.
     pub fn record(&mut self, sent: &Job, answer: &RequestMetrics) {
-        self.messages = sent.params.messages.clone();
         let reply = if answer.tool_calls.is_empty() {
             answer.text.clone()
         } else {
@@ -490,6 +489,13 @@ impl Conversation {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
+        self.record_reply(sent, reply);
+    }
+
+    /// Records what was sent and the assistant's reply as text (a recorder that parses no
+    /// stream gives a stand-in).
+    pub fn record_reply(&mut self, sent: &Job, reply: String) {
+        self.messages = sent.params.messages.clone();
         self.messages.push(("assistant".into(), reply));
     }
 }

@@ -245,7 +245,10 @@ pub fn decode(input: &str) -> Result<Report, ShareError> {
 /// Times are rounded to 1 µs (the browser clock's resolution is 5 µs at best), which removes
 /// the floating-point noise digits that otherwise dominate the compressed size.
 pub fn compact_for_share(report: &Report, sample: usize) -> Report {
-    let mut r = round_floats(report);
+    // A link never carries the raw captures (bytes and times): links stay small.
+    let mut bare = report.clone();
+    bare.requests.iter_mut().for_each(|q| q.raw = None);
+    let mut r = round_floats(&bare);
     let n = r.requests.len().max(1);
     let step = n.div_ceil(sample.max(1)).max(1);
     for (i, req) in r.requests.iter_mut().enumerate() {

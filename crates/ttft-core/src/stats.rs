@@ -28,11 +28,47 @@ pub struct Summary {
     pub p99: f64,
 }
 
-/// Sorts a copy of the finite values.
+/// Sorts a copy of the finite values (ascending, in [`f64::total_cmp`] order).
+///
+/// They are sorted as integers with the same order (values equal under `total_cmp` have the
+/// same bits, so the result is the one a comparison sort gives): a run's million gaps sort
+/// several times faster than through a comparison closure.
 pub fn sorted(values: &[f64]) -> Vec<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    v.sort_by(f64::total_cmp);
-    v
+    // `total_cmp`'s own bit trick: an integer whose order is the float's (its own inverse).
+    fn key(bits: i64) -> i64 {
+        bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+    }
+    let mut keys: Vec<i64> = values
+        .iter()
+        .filter(|x| x.is_finite())
+        .map(|x| key(x.to_bits() as i64))
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|k| f64::from_bits(key(k) as u64))
+        .collect()
+}
+
+/// Percentile `p` (0–100) of the finite values of an unsorted sample, found by selection
+/// rather than a sort: the same value as `percentile_sorted(&sorted(values), p)`. Reorders
+/// `values`.
+pub fn percentile_select(values: &mut Vec<f64>, p: f64) -> Option<f64> {
+    values.retain(|x| x.is_finite());
+    if values.is_empty() {
+        return None;
+    }
+    let n = values.len();
+    let h = (n - 1) as f64 * (p.clamp(0.0, 100.0) / 100.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    let (_, x_lo, rest) = values.select_nth_unstable_by(lo, f64::total_cmp);
+    let x_lo = *x_lo;
+    let x_hi = if hi == lo {
+        x_lo
+    } else {
+        rest.iter().copied().min_by(f64::total_cmp).unwrap_or(x_lo)
+    };
+    Some(x_lo + (h - lo as f64) * (x_hi - x_lo))
 }
 
 /// Percentile `p` (0–100) of an already sorted sample (type 7).
@@ -142,19 +178,26 @@ pub struct LinearFit {
 
 /// Fits a line through `(x, y)` points; `None` with fewer than two distinct x.
 pub fn linear_fit(points: &[(f64, f64)]) -> Option<LinearFit> {
-    let pts: Vec<_> = points
-        .iter()
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
-    let n = pts.len() as f64;
-    if pts.len() < 2 {
+    linear_fit_iter(points.iter().copied())
+}
+
+/// [`linear_fit`] over points given by an iterator it walks a few times (so a million points
+/// need not be gathered first); the same result, summed in the same order.
+pub fn linear_fit_iter<I>(points: I) -> Option<LinearFit>
+where
+    I: Iterator<Item = (f64, f64)> + Clone,
+{
+    let pts = points.filter(|(x, y)| x.is_finite() && y.is_finite());
+    let count = pts.clone().count();
+    let n = count as f64;
+    if count < 2 {
         return None;
     }
-    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let syy: f64 = pts.iter().map(|p| (p.1 - my).powi(2)).sum();
+    let mx = pts.clone().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.clone().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.clone().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.clone().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let syy: f64 = pts.map(|p| (p.1 - my).powi(2)).sum();
     if sxx == 0.0 {
         return None;
     }
@@ -168,7 +211,7 @@ pub fn linear_fit(points: &[(f64, f64)]) -> Option<LinearFit> {
         slope,
         intercept: my - slope * mx,
         r2,
-        n: pts.len(),
+        n: count,
     })
 }
 

@@ -414,6 +414,8 @@ fn aggregates_count_requests_that_were_not_streamed() {
             RequestRecord::from_timeline(1, "g".into(), None, &streamed, &cfg),
         ],
         shared: None,
+        vantage: None,
+        import_notes: Vec::new(),
     };
     let agg = report.aggregates();
     assert_eq!(agg.not_streamed, 1);

@@ -731,6 +731,129 @@ async fn charts_draw_export_png_and_roofline_compares() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A run measured in the browser keeps its raw bytes and times. Written as timeline files (the
+/// format Locust's workers write; split here as two workers would have written it) and
+/// imported together, it becomes one run with the same figures, saying who measured it; a file
+/// imported twice over, or a worker's lost request, is counted and shown, never invented.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn a_run_round_trips_through_timeline_files() -> anyhow::Result<()> {
+    use ttft_core::timeline_file::{TimelineLine, Vantage, export};
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "6").await?;
+    set_field(c, "concurrency", "2").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "20").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let ttft = wait_text(c, "ttft-p50", 5, |t| t.ends_with("ms")).await?;
+    let itl = wait_text(c, "itl-p50", 5, |t| t.ends_with("ms")).await?;
+    // Offered for a run that kept its raw captures.
+    c.find(Locator::Css("[data-testid=export-timeline]"))
+        .await?;
+    let original = saved_runs(c).await?.remove(0);
+    assert_eq!(original.requests.len(), 6);
+    assert!(
+        original.requests.iter().all(|r| r.raw.is_some()),
+        "every request keeps its bytes and times"
+    );
+    // Worker a gets the even requests, worker b the odd ones, each numbered from 0.
+    let mut files = [String::new(), String::new()];
+    for (i, line) in export(&original, &Vantage::browser(None, None))
+        .lines()
+        .enumerate()
+    {
+        let mut l = TimelineLine::parse(line)?;
+        l.vantage.client = "locust".into();
+        l.vantage.worker = format!("host:{}", 100 + i % 2);
+        l.request.index = u32::try_from(i / 2)?;
+        files[i % 2].push_str(&(l.to_json() + "\n"));
+    }
+    let dir = std::env::temp_dir().join(format!("ttft-timeline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let (a, b) = (
+        dir.join("run-host-100.jsonl"),
+        dir.join("run-host-101.jsonl"),
+    );
+    std::fs::write(&a, &files[0])?;
+    std::fs::write(&b, &files[1])?;
+    let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+    input
+        .send_keys(&format!("{}\n{}", a.display(), b.display()))
+        .await?;
+    let notice = wait_text(c, "notice", 10, |t| t.contains("merged 2 timeline file(s)")).await?;
+    assert!(
+        notice.contains("6 requests measured by locust (2 workers on 1 host)"),
+        "{notice}"
+    );
+    wait_text(c, "run-vantage", 10, |t| t.contains("locust (2 workers")).await?;
+    assert_eq!(
+        wait_text(c, "ttft-p50", 5, |t| t.ends_with("ms")).await?,
+        ttft
+    );
+    assert_eq!(
+        wait_text(c, "itl-p50", 5, |t| t.ends_with("ms")).await?,
+        itl
+    );
+    let merged = saved_runs(c).await?.remove(0);
+    assert_eq!(merged.requests.len(), 6);
+    let (m, o) = (merged.aggregates(), original.aggregates());
+    // Equal but for float rounding (the merge re-anchors each worker's clock).
+    for (name, m, o) in [
+        ("TTFT", m.ttft, o.ttft),
+        ("ITL", m.itl, o.itl),
+        ("TPOT", m.tpot, o.tpot),
+    ] {
+        let (m, o) = (m.unwrap(), o.unwrap());
+        assert_eq!(m.count, o.count, "{name}");
+        for (x, y) in [
+            (m.min, o.min),
+            (m.p50, o.p50),
+            (m.p99, o.p99),
+            (m.max, o.max),
+            (m.mean, o.mean),
+        ] {
+            assert!((x - y).abs() < 1e-6, "{name}: {m:?} against {o:?}");
+        }
+    }
+    assert!(merged.import_notes.is_empty(), "{:?}", merged.import_notes);
+    // Worker b's middle request lost, and worker a's file selected twice.
+    let lossy: String = files[1]
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let b_lossy = dir.join("run-host-101-lossy.jsonl");
+    std::fs::write(&b_lossy, lossy)?;
+    let a_again = dir.join("run-host-100-again.jsonl");
+    std::fs::write(&a_again, &files[0])?;
+    let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+    input
+        .send_keys(&format!(
+            "{}\n{}\n{}",
+            a.display(),
+            a_again.display(),
+            b_lossy.display()
+        ))
+        .await?;
+    wait_text(c, "notice", 10, |t| {
+        t.contains("merged 3 timeline file(s) into one run of 5 requests")
+    })
+    .await?;
+    let notes = wait_text(c, "import-notes", 10, |t| !t.is_empty()).await?;
+    assert!(
+        notes.contains("worker host:101 lost 1 request(s)"),
+        "{notes}"
+    );
+    assert!(notes.contains("3 duplicated line(s) dropped"), "{notes}");
+    let _ = std::fs::remove_dir_all(&dir);
+    session.client.clone().close().await?;
+    Ok(())
+}
+
 /// Result files of other tools open as runs; a bad file is refused with a reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]

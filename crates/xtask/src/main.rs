@@ -10,12 +10,14 @@
 //! load and chart render times, share-link lengths → `BENCHMARKS.md` + `bench/results.json`.
 //!
 //! `cargo xtask setup` installs the tools and the browser; `cargo xtask llama` fetches and
-//! builds llama.cpp and its model and prints their paths; `cargo xtask codemap` checks that
+//! builds llama.cpp and its model and prints their paths; `cargo xtask locust` installs
+//! Locust into `target/locust` and prints its path; `cargo xtask codemap` checks that
 //! ARCHITECTURE.md's code map names every source file.
 
 mod bench;
 mod codemap;
 mod llama;
+mod locust;
 mod oracle;
 mod serve;
 mod test;
@@ -32,10 +34,11 @@ fn main() -> Result<()> {
         Some("bench") => bench::bench(),
         Some("llama") => llama::ensure_llama()
             .map(|(s, m)| println!("LLAMA_SERVER={}\nLLAMA_MODEL={}", s.display(), m.display())),
+        Some("locust") => locust::ensure_locust().map(|l| println!("LOCUST={}", l.display())),
         Some("codemap") => codemap::check(&tools::root()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve [--port N] [--host H] | test | bench | setup | llama | codemap>"
+                "usage: cargo xtask <serve [--port N] [--host H] | test | bench | setup | llama | locust | codemap>"
             );
             std::process::exit(2)
         }

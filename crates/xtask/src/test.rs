@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 
 use crate::codemap;
 use crate::llama::ensure_llama;
+use crate::locust::ensure_locust;
 use crate::oracle;
 use crate::tools::{WASM, cmd, ensure_browser, ensure_tools, root, run};
 
@@ -111,6 +112,25 @@ pub(crate) fn test() -> Result<()> {
                 } else {
                     eprintln!("    (not CI: the llama.cpp tests are skipped; CI fails here)");
                 }
+            }
+        }
+    }
+    // Distributed Locust (one master, two workers on loopback) running the generated
+    // locustfile against the reference endpoint; needs no built app.
+    match ensure_locust() {
+        Ok(locust) => {
+            tally.step("Locust distributed run vs ground truth", {
+                let mut c = e2e_suite("locust");
+                c.arg("--nocapture").env("LOCUST", locust);
+                c
+            });
+        }
+        Err(e) => {
+            eprintln!("!!  Locust could not be installed from PyPI: {e:#}");
+            if std::env::var_os("CI").is_some() {
+                tally.failed.push("Locust setup".into());
+            } else {
+                eprintln!("    (not CI: the Locust tests are skipped; CI fails here)");
             }
         }
     }

@@ -95,6 +95,8 @@ impl Report {
             experience: ExperienceConfig::default(),
             requests: Vec::new(),
             shared: None,
+            vantage: None,
+            import_notes: Vec::new(),
         }
     }
 

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use crate::dialect::Dialect;
 use crate::experience::{ExperienceConfig, ExperienceSummary, ReadingUnits, summarize};
 use crate::metrics::{RequestMetrics, TtftKind};
-use crate::stats::{LinearFit, Summary, Thresholds, knee, linear_fit};
+use crate::stats::{
+    LinearFit, Summary, Thresholds, knee, linear_fit, linear_fit_iter, percentile_select,
+};
 use crate::timeline::{Outcome, RequestTimeline};
 
 pub mod file;
@@ -109,6 +111,11 @@ pub struct RequestRecord {
     /// in one piece, without its replay).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub token_arrivals: Vec<(f64, u32)>,
+    /// The raw capture (bytes and times) the metrics came from, kept by runs measured in the
+    /// studio or read from timeline files so they can be exported as a timeline
+    /// ([`crate::timeline_file`]); never carried by share links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<crate::timeline_file::RawCapture>,
 }
 
 /// A whole run.
@@ -143,6 +150,15 @@ pub struct Report {
     /// it left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<SharedFrom>,
+    /// Which clients measured the run, in words (`locust (2 workers on 1 host)`), when it was
+    /// read from timeline files; `None` for a run measured in this studio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vantage: Option<String>,
+    /// What reading the run's timeline files found, in sentences for the user: requests lost
+    /// by a worker, duplicated lines dropped, clocks that disagree, lines refused. Empty for a
+    /// run measured in this studio, or files that merged cleanly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub import_notes: Vec<String>,
 }
 
 /// What a report opened from a share link is made of ([`crate::share`]).
@@ -285,6 +301,7 @@ impl RequestRecord {
             protocol: None,
             reading_units: Vec::new(),
             token_arrivals: Vec::new(),
+            raw: None,
         }
     }
 }
@@ -349,6 +366,16 @@ impl Report {
         self.statistics(false)
     }
 
+    /// The experience scores [`Report::aggregates`] holds, on their own: with
+    /// [`Report::live_aggregates`] they make the same [`Aggregates`], so a view can show the
+    /// rest first and score the streams (the slowest part of a large run's statistics) after.
+    pub fn experience_summary(&self) -> ExperienceSummary {
+        match self.shared.as_ref().and_then(|s| s.headline.as_deref()) {
+            Some(headline) => headline.experience.clone(),
+            None => summarize(self.measured(), &self.experience),
+        }
+    }
+
     fn statistics(&self, with_experience: bool) -> Aggregates {
         let reqs: Vec<&RequestRecord> = self.measured().collect();
         let ok: Vec<&RequestMetrics> = reqs
@@ -360,21 +387,46 @@ impl Report {
         for r in reqs.iter().filter(|r| !r.outcome.is_ok()) {
             *errors.entry(r.outcome.kind().to_owned()).or_insert(0) += 1;
         }
+        // Every successful request's per-token gaps, computed once into one buffer:
+        // `itl_all[a..b]` for the request whose span is `Some((a, b))` (a failed one has none).
+        // In request order, they are the run's ITL sample.
+        let mut itl_all: Vec<f64> = Vec::new();
+        // Whether that sample is the chunk gaps' too (no arrival carried several tokens).
+        let mut itl_is_gaps = true;
+        let spans: Vec<Option<(usize, usize)>> = reqs
+            .iter()
+            .map(|r| {
+                r.outcome.is_ok().then(|| {
+                    let a = itl_all.len();
+                    itl_is_gaps &= r.metrics.extend_per_token_itl(&mut itl_all);
+                    (a, itl_all.len())
+                })
+            })
+            .collect();
         let th = self.thresholds;
+        let mut scratch = Vec::new();
         let good = reqs
             .iter()
-            .filter(|r| {
+            .zip(&spans)
+            .filter(|(r, span)| {
                 r.outcome.is_ok()
                     && r.metrics.ttft_ms.is_some_and(|t| t <= th.ttft_ms)
-                    && Summary::of(&r.metrics.per_token_itl()).is_none_or(|s| s.p95 <= th.itl_ms)
+                    && span.is_none_or(|(a, b)| {
+                        // The request's P95 gap (as its `Summary` would give it).
+                        scratch.clear();
+                        scratch.extend_from_slice(&itl_all[a..b]);
+                        percentile_select(&mut scratch, 95.0).is_none_or(|p95| p95 <= th.itl_ms)
+                    })
             })
             .count();
-        let mut position_points = Vec::new();
-        for m in &ok {
-            for (i, g) in m.per_token_itl().iter().enumerate() {
-                position_points.push(((i + 1) as f64, *g));
-            }
-        }
+        // ITL against output position: the points in request order, walked where needed.
+        let position_points = spans.iter().flatten().flat_map(|&(a, b)| {
+            itl_all[a..b]
+                .iter()
+                .enumerate()
+                .map(|(i, g)| ((i + 1) as f64, *g))
+        });
+        let itl = Summary::of(&itl_all);
         let prompt_points: Vec<(f64, f64)> = ok
             .iter()
             .filter_map(|m| Some((m.prompt_tokens? as f64, m.ttft_ms?)))
@@ -389,6 +441,18 @@ impl Report {
         names.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
         for (g, level) in names {
             let members: Vec<&&RequestRecord> = reqs.iter().filter(|r| r.group == g).collect();
+            // A group of every request has the run's sample (most runs have one group).
+            let group_itl = if members.len() == reqs.len() {
+                itl
+            } else {
+                let mut v = Vec::new();
+                for (r, span) in reqs.iter().zip(&spans) {
+                    if let (true, Some((a, b))) = (r.group == g, span) {
+                        v.extend_from_slice(&itl_all[*a..*b]);
+                    }
+                }
+                Summary::of(&v)
+            };
             let okm: Vec<&RequestMetrics> = members
                 .iter()
                 .filter(|r| r.outcome.is_ok())
@@ -408,7 +472,7 @@ impl Report {
                 level,
                 count: members.len(),
                 ttft: summary(okm.iter().filter_map(|m| m.ttft_ms)),
-                itl: summary(okm.iter().flat_map(|m| m.per_token_itl())),
+                itl: group_itl,
                 e2e: summary(okm.iter().filter_map(|m| m.e2e_ms)),
                 throughput_tokens_per_s: (end > start).then(|| tokens as f64 / (end - start) * 1e3),
             });
@@ -442,8 +506,13 @@ impl Report {
             ttft: summary(ok.iter().filter_map(|m| m.ttft_ms)),
             first_answer: summary(ok.iter().filter_map(|m| m.first_answer_ms)),
             meaningful: summary(ok.iter().filter_map(|m| m.meaningful_ms)),
-            itl: summary(ok.iter().flat_map(|m| m.per_token_itl())),
-            chunk_gaps: summary(ok.iter().flat_map(|m| m.itl_ms.iter().copied())),
+            itl,
+            // The same sample as the per-token one when no arrival carried several tokens.
+            chunk_gaps: if itl_is_gaps {
+                itl
+            } else {
+                summary(ok.iter().flat_map(|m| m.itl_ms.iter().copied()))
+            },
             tpot: summary(ok.iter().filter_map(|m| m.tpot_ms)),
             e2e: summary(ok.iter().filter_map(|m| m.e2e_ms)),
             tokens_per_s: summary(ok.iter().filter_map(|m| m.decode_tokens_per_s)),
@@ -468,8 +537,8 @@ impl Report {
                 .then(|| opener_costs.iter().sum::<f64>() / opener_costs.len() as f64),
             ttft_vs_prompt: linear_fit(&prompt_points),
             // A slope needs a span of positions: under 64 tokens it is noise.
-            itl_vs_position: linear_fit(&position_points)
-                .filter(|_| position_points.iter().any(|p| p.0 >= 64.0)),
+            itl_vs_position: linear_fit_iter(position_points)
+                .filter(|_| spans.iter().flatten().any(|(a, b)| b - a >= 64)),
             groups,
             knee_level,
             knee_factor,

@@ -1169,6 +1169,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
             protocol,
             reading_units,
             token_arrivals,
+            raw: None,
         });
     }
     for c in &cols {

@@ -1,0 +1,947 @@
+//! Timeline files (`ttft-timeline/1`, `docs/timeline-format.md`): the one raw measurement
+//! format for every vantage, JSON Lines with one line per request.
+//!
+//! A line holds what the core takes as input (send times, head, every read as time and bytes,
+//! the body, how it ended) and who measured it, never a derived figure. [`export`] writes a
+//! studio run's requests (those whose [`RawCapture`] was kept) as lines; [`merge_files`] reads
+//! the files of one run (one per worker), checks them (duplicates, missing requests, clock
+//! skew, bad lines with file and line number) and recomputes every request with the core
+//! exactly as a browser run is ([`Capture::record`] then [`RequestRecord::from_timeline`]).
+
+use std::collections::{BTreeMap, HashSet};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::capture::{Capture, CaptureEnd, CaptureError, CapturedHead};
+use crate::dialect::Dialect;
+use crate::metrics::MetricsConfig;
+use crate::report::{EndpointInfo, Report, RequestRecord};
+use crate::request::{GenerationParams, build_request};
+use crate::timeline::{Outcome, Read};
+
+/// The `format` of every line this module writes and reads.
+pub const FORMAT: &str = "ttft-timeline/1";
+
+/// A wall clock that moves by more than this against a worker's monotonic clock within one
+/// run has been stepped (ms).
+pub const STEP_MS: f64 = 50.0;
+
+/// Workers whose first requests start further apart than this (ms) are suspected of
+/// disagreeing clocks (when the run's own requests follow each other more closely).
+pub const START_SPREAD_MS: f64 = 5000.0;
+
+/// Who measured a line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Vantage {
+    /// `browser`, `locust`, or another recorder's name.
+    pub client: String,
+    /// One recording process: `host:pid` for a Locust worker, `tab` for the studio.
+    pub worker: String,
+    /// The machine.
+    pub host: String,
+    /// Resolution of the monotonic clock of the `*_ms` times (ms).
+    #[serde(default)]
+    pub clock_resolution_ms: Option<f64>,
+    /// Free text: the tool and versions.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+impl Vantage {
+    /// The studio's own vantage: client `browser`, worker `tab`, host `browser`.
+    pub fn browser(clock_resolution_ms: Option<f64>, agent: Option<String>) -> Self {
+        Self {
+            client: "browser".into(),
+            worker: "tab".into(),
+            host: "browser".into(),
+            clock_resolution_ms,
+            agent,
+        }
+    }
+}
+
+/// What was asked: the request's place in the scenario. Never a key or a header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestInfo {
+    /// The request's number within its worker, from 0.
+    pub index: u32,
+    /// The API style, `None` = detect it from the stream.
+    #[serde(default)]
+    pub api: Option<Dialect>,
+    /// The full URL it was sent to.
+    pub url: String,
+    /// The model.
+    pub model: String,
+    /// The scenario's group (`chat`, `c=8`, `round 3`, `prompt≈2048`).
+    #[serde(default)]
+    pub group: String,
+    /// The group's load level (concurrency, rate, prompt tokens, round), if any.
+    #[serde(default)]
+    pub level: Option<f64>,
+    /// The conversation turn of a multi-turn scenario (from 1).
+    #[serde(default)]
+    pub turn: Option<u32>,
+    /// The planned prompt size (tokens), when the scenario knows it.
+    #[serde(default)]
+    pub prompt_tokens: Option<u32>,
+    /// A warm-up request: kept, left out of the statistics.
+    #[serde(default)]
+    pub warmup: bool,
+}
+
+/// The response head of a line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LineHead {
+    /// When the headers arrived (ms, the line's monotonic clock).
+    pub at_ms: f64,
+    /// HTTP status.
+    pub status: u16,
+    /// `content-type`, if sent.
+    #[serde(default)]
+    pub content_type: Option<String>,
+}
+
+/// How the request of a line ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LineEnd {
+    /// The body ended normally.
+    Finished {
+        /// When (ms).
+        at_ms: f64,
+    },
+    /// A non-2xx answer; its body, read whole, is here and not in `body`/`reads`.
+    HttpError {
+        /// When the body was read (ms).
+        at_ms: f64,
+        /// The body.
+        body: String,
+    },
+    /// Aborted, timed out or broken; what was read before is kept.
+    Failed {
+        /// When (ms).
+        at_ms: f64,
+        /// Why, as in the report (`{"kind":"timeout","message":…}`).
+        outcome: Outcome,
+    },
+}
+
+/// The capture part of a line: bytes and times, nothing derived. A studio report keeps it in
+/// [`RequestRecord::raw`] so a run measured in the browser can be exported as a timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawCapture {
+    /// Wall clock (Unix epoch, ms) just before sending.
+    pub sent_wall_ms: f64,
+    /// Monotonic clock (ms) just before sending: t0.
+    pub sent_ms: f64,
+    /// The response head, `None` if none arrived.
+    #[serde(default)]
+    pub head: Option<LineHead>,
+    /// Every read as `[arrival_ms, byte_count]`, in order.
+    #[serde(default)]
+    pub reads: Vec<(f64, u32)>,
+    /// The body when it is valid UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The body in standard base64 when it is not valid UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_b64: Option<String>,
+    /// How it ended.
+    pub end: LineEnd,
+}
+
+impl RawCapture {
+    /// A client's capture (moved, so a UTF-8 body is not copied) sent at `sent_wall_ms`.
+    pub fn new(capture: Capture, sent_wall_ms: f64) -> Self {
+        let (body, body_b64) = match String::from_utf8(capture.body) {
+            Ok(text) => (Some(text), None),
+            Err(e) => (None, Some(STANDARD.encode(e.as_bytes()))),
+        };
+        Self {
+            sent_wall_ms,
+            sent_ms: capture.sent_at,
+            head: capture.head.map(|h| LineHead {
+                at_ms: h.at,
+                status: h.status,
+                content_type: h.content_type,
+            }),
+            reads: capture.reads.iter().map(|r| (r.at, r.bytes)).collect(),
+            body,
+            body_b64,
+            end: match capture.end {
+                CaptureEnd::Finished { at } => LineEnd::Finished { at_ms: at },
+                CaptureEnd::HttpError { at, body } => LineEnd::HttpError { at_ms: at, body },
+                CaptureEnd::Failed { at, outcome } => LineEnd::Failed { at_ms: at, outcome },
+            },
+        }
+    }
+
+    /// The same from a borrowed capture.
+    pub fn from_capture(capture: &Capture, sent_wall_ms: f64) -> Self {
+        Self::new(capture.clone(), sent_wall_ms)
+    }
+
+    /// The body's bytes, checked: one of `body`/`body_b64`, valid base64.
+    fn body_bytes(&self) -> Result<Vec<u8>, TimelineError> {
+        match (&self.body, &self.body_b64) {
+            (Some(_), Some(_)) => Err(TimelineError::TwoBodies),
+            (Some(text), None) => Ok(text.as_bytes().to_vec()),
+            (None, Some(b64)) => STANDARD
+                .decode(b64)
+                .map_err(|e| TimelineError::BadBase64(e.to_string())),
+            (None, None) => Ok(Vec::new()),
+        }
+    }
+
+    /// Checks the capture without building it: one body, valid base64, every time a finite
+    /// number, reads adding up to the body.
+    pub fn check(&self) -> Result<(), TimelineError> {
+        let body_len = match (&self.body, &self.body_b64) {
+            (Some(text), None) => text.len() as u64,
+            _ => self.body_bytes()?.len() as u64,
+        };
+        self.check_reads(body_len)
+    }
+
+    fn check_reads(&self, body_len: u64) -> Result<(), TimelineError> {
+        let end_at = match &self.end {
+            LineEnd::Finished { at_ms }
+            | LineEnd::HttpError { at_ms, .. }
+            | LineEnd::Failed { at_ms, .. } => *at_ms,
+        };
+        let times = [self.sent_wall_ms, self.sent_ms, end_at]
+            .into_iter()
+            .chain(self.head.as_ref().map(|h| h.at_ms))
+            .chain(self.reads.iter().map(|r| r.0));
+        if let Some(t) = times.into_iter().find(|t| !t.is_finite()) {
+            return Err(TimelineError::BadField(format!(
+                "the time {t} is not a number"
+            )));
+        }
+        let read_bytes: u64 = self.reads.iter().map(|r| u64::from(r.1)).sum();
+        if read_bytes != body_len {
+            return Err(TimelineError::Damaged(CaptureError {
+                read_bytes,
+                body_bytes: body_len,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The capture the core replays ([`Capture::record`]), after the checks of [`Self::check`].
+    pub fn to_capture(&self) -> Result<Capture, TimelineError> {
+        let body = self.body_bytes()?;
+        self.check_reads(body.len() as u64)?;
+        Ok(Capture {
+            sent_at: self.sent_ms,
+            head: self.head.as_ref().map(|h| CapturedHead {
+                at: h.at_ms,
+                status: h.status,
+                content_type: h.content_type.clone(),
+            }),
+            body,
+            reads: self
+                .reads
+                .iter()
+                .map(|&(at, bytes)| Read { at, bytes })
+                .collect(),
+            end: match &self.end {
+                LineEnd::Finished { at_ms } => CaptureEnd::Finished { at: *at_ms },
+                LineEnd::HttpError { at_ms, body } => CaptureEnd::HttpError {
+                    at: *at_ms,
+                    body: body.clone(),
+                },
+                LineEnd::Failed { at_ms, outcome } => CaptureEnd::Failed {
+                    at: *at_ms,
+                    outcome: outcome.clone(),
+                },
+            },
+        })
+    }
+}
+
+/// One line of a timeline file: one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineLine {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The run the line belongs to.
+    pub run: String,
+    /// Who measured it.
+    pub vantage: Vantage,
+    /// What was asked.
+    pub request: RequestInfo,
+    /// Bytes and times.
+    #[serde(flatten)]
+    pub capture: RawCapture,
+    /// The server's request id header, if sent.
+    #[serde(default)]
+    pub server_request_id: Option<String>,
+    /// `http/1.1`, `h2`, … when the client knows it.
+    #[serde(default)]
+    pub protocol: Option<String>,
+    /// The browser only: time it held the request before sending it (ms).
+    #[serde(default)]
+    pub browser_queue_ms: Option<f64>,
+}
+
+impl TimelineLine {
+    /// A line of [`FORMAT`] with no server id, protocol or browser queue.
+    pub fn new(
+        run: impl Into<String>,
+        vantage: Vantage,
+        request: RequestInfo,
+        capture: RawCapture,
+    ) -> Self {
+        Self {
+            format: FORMAT.to_owned(),
+            run: run.into(),
+            vantage,
+            request,
+            capture,
+            server_request_id: None,
+            protocol: None,
+            browser_queue_ms: None,
+        }
+    }
+
+    /// Reads and checks one line (format, fields, body, reads against the body).
+    pub fn parse(line: &str) -> Result<Self, TimelineError> {
+        let parsed = match serde_json::from_str::<TimelineLine>(line) {
+            Ok(parsed) => parsed,
+            Err(e) => return Err(why_not_a_line(line, e)),
+        };
+        if parsed.format != FORMAT {
+            return Err(TimelineError::WrongFormat(parsed.format));
+        }
+        parsed.capture.check()?;
+        Ok(parsed)
+    }
+
+    /// The line as one line of JSON (no newline).
+    pub fn to_json(&self) -> String {
+        // Every field is a string, a number read from a finite f64 or a plain enum.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The capture the core replays.
+    pub fn to_capture(&self) -> Result<Capture, TimelineError> {
+        self.capture.to_capture()
+    }
+}
+
+/// The precise reason a line did not parse as a [`TimelineLine`].
+fn why_not_a_line(line: &str, error: serde_json::Error) -> TimelineError {
+    let value = match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(value) => value,
+        Err(e) => return TimelineError::NotJson(e.to_string()),
+    };
+    match value.get("format") {
+        None => TimelineError::NoFormat,
+        Some(serde_json::Value::String(f)) if f != FORMAT => TimelineError::WrongFormat(f.clone()),
+        Some(serde_json::Value::String(_)) => TimelineError::BadField(error.to_string()),
+        Some(other) => TimelineError::WrongFormat(other.to_string()),
+    }
+}
+
+/// Why a line or a set of timeline files could not be read. Every message says what to do.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum TimelineError {
+    /// The line is not JSON.
+    #[error(
+        "not JSON ({0}): every line of a timeline file is one JSON object; the file may be cut or not a timeline"
+    )]
+    NotJson(String),
+    /// JSON without a `format`.
+    #[error(
+        "not a timeline line: it has no \"format\" field (a timeline line starts {{\"format\":\"ttft-timeline/1\", …}}); import report files with Import, not as timelines"
+    )]
+    NoFormat,
+    /// Another format.
+    #[error(
+        "format {0} is not ttft-timeline/1: a newer format needs a newer studio, anything else is not a timeline file"
+    )]
+    WrongFormat(String),
+    /// A field is missing or has the wrong type.
+    #[error(
+        "a field is missing or wrong ({0}): see docs/timeline-format.md for what a line holds; fix the recorder that wrote it"
+    )]
+    BadField(String),
+    /// `body` and `body_b64` both present.
+    #[error(
+        "the line has both \"body\" and \"body_b64\": a recorder writes one of them (body_b64 only when the bytes are not UTF-8)"
+    )]
+    TwoBodies,
+    /// `body_b64` is not base64.
+    #[error(
+        "\"body_b64\" is not standard base64 ({0}): the line was damaged; record the request again"
+    )]
+    BadBase64(String),
+    /// Reads that do not add up to the body.
+    #[error(transparent)]
+    Damaged(#[from] CaptureError),
+    /// A file without one good line.
+    #[error(
+        "{file} holds no timeline line{}: a timeline file holds one JSON object per line with \"format\":\"ttft-timeline/1\" (a worker file written by the generated locustfile.py, or the studio's Export timeline)",
+        first_problem.as_ref().map(|p| format!(" (first line: {p})")).unwrap_or_default()
+    )]
+    NoLines {
+        /// The file's name.
+        file: String,
+        /// What was wrong with its first non-empty line, if it had one.
+        first_problem: Option<String>,
+    },
+    /// Nothing to merge.
+    #[error("no timeline file given: choose the files of one run (one per worker)")]
+    NoFiles,
+    /// Only ledgers were given.
+    #[error(
+        "only a ledger was given: it counts requests but holds none; select the workers' .jsonl timeline files with it"
+    )]
+    OnlyLedgers,
+}
+
+/// A Locust master's ledger (`ttft-ledger/1`): how many requests each worker started, so
+/// requests a lost worker never wrote a line for are counted.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Ledger {
+    format: String,
+    run: String,
+    started: BTreeMap<String, u64>,
+}
+
+impl Ledger {
+    /// The ledger `text` holds, if it is one.
+    fn read(text: &str) -> Option<Ledger> {
+        serde_json::from_str::<Ledger>(text.trim_start_matches('\u{feff}'))
+            .ok()
+            .filter(|l| l.format == LEDGER_FORMAT)
+    }
+}
+
+/// The format name of a master's ledger file (`<run>-master-<host>-<pid>.ledger.json`).
+pub const LEDGER_FORMAT: &str = "ttft-ledger/1";
+
+/// A refused line: where it is and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineError {
+    /// The file's name.
+    pub file: String,
+    /// The line number, from 1.
+    pub line: usize,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// Workers whose clocks look wrong (see `docs/timeline-format.md`, *clock skew*).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockSkew {
+    /// Workers whose wall clock moved against their monotonic clock during the run by more
+    /// than [`STEP_MS`]: `(worker, ms)`.
+    pub stepped: Vec<(String, f64)>,
+    /// How far apart the workers' first requests start (ms), when that is suspicious: more
+    /// than [`START_SPREAD_MS`] and more than any pause of one worker in the run.
+    pub start_spread_ms: Option<f64>,
+    /// In words, for the user.
+    pub message: String,
+}
+
+/// Settings of [`merge_files`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergeOptions {
+    /// Metric settings; the default is what the studio uses for a chat run.
+    pub metrics: MetricsConfig,
+    /// The report's scenario kind; `None` = inferred (`multi_turn` with turns, `prompt_sweep`
+    /// when the levels are the planned prompt sizes, `concurrency_sweep` with several levels,
+    /// `chat` otherwise).
+    pub scenario: Option<String>,
+}
+
+impl Default for MergeOptions {
+    fn default() -> Self {
+        Self {
+            metrics: crate::scenario::ScenarioConfig::default().metrics_config(),
+            scenario: None,
+        }
+    }
+}
+
+/// Timeline files merged into one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merged {
+    /// The run, recomputed by the core.
+    pub report: Report,
+    /// Good lines read (duplicates included).
+    pub lines_read: usize,
+    /// Lines whose (`run`, `worker`, `index`) came before: kept once.
+    pub duplicates: usize,
+    /// Per worker, the indexes missing from `0..=max`: `(worker, count)`.
+    pub missing: Vec<(String, u32)>,
+    /// Clock trouble, when any is suspected.
+    pub skew: Option<ClockSkew>,
+    /// Every vantage, in order of appearance.
+    pub vantages: Vec<Vantage>,
+    /// Refused lines; the others were kept.
+    pub bad_lines: Vec<LineError>,
+}
+
+/// The URL of a request to `base` in `dialect` (as [`build_request`] sends it).
+fn request_url(base: &str, dialect: Option<Dialect>) -> String {
+    build_request(base, dialect, &bare_params()).url
+}
+
+fn bare_params() -> GenerationParams {
+    GenerationParams::default()
+}
+
+/// The base URL of a request URL: a known API path stripped.
+fn base_of(url: &str, dialect: Option<Dialect>) -> String {
+    let params = bare_params();
+    let paths = dialect
+        .into_iter()
+        .chain(Dialect::ALL)
+        .map(|d| build_request("", Some(d), &params).url);
+    for path in paths {
+        if let Some(base) = url.strip_suffix(path.as_str()) {
+            return base.to_owned();
+        }
+    }
+    url.to_owned()
+}
+
+/// The run's requests that kept their raw capture, as timeline lines (warm-ups included and
+/// flagged), one per line, each ending in a newline. The run is the report's title.
+pub fn export(report: &Report, vantage: &Vantage) -> String {
+    let dialect = report.endpoint.dialect;
+    let url = request_url(&report.endpoint.base_url, dialect);
+    let level_as = |r: &RequestRecord, kind: &str| {
+        (report.scenario == kind)
+            .then_some(r.level)
+            .flatten()
+            .filter(|l| *l >= 0.0 && *l <= f64::from(u32::MAX))
+            .map(|l| l.round() as u32)
+    };
+    let mut out = String::new();
+    for r in &report.requests {
+        let Some(raw) = &r.raw else { continue };
+        let line = TimelineLine {
+            server_request_id: r.server_request_id.clone(),
+            protocol: r.protocol.clone(),
+            browser_queue_ms: r.browser_queue_ms,
+            ..TimelineLine::new(
+                report.title.clone(),
+                vantage.clone(),
+                RequestInfo {
+                    index: r.index,
+                    api: dialect,
+                    url: url.clone(),
+                    model: report.endpoint.model.clone(),
+                    group: r.group.clone(),
+                    level: r.level,
+                    turn: level_as(r, "multi_turn"),
+                    prompt_tokens: level_as(r, "prompt_sweep"),
+                    warmup: r.warmup,
+                },
+                raw.clone(),
+            )
+        };
+        out.push_str(&line.to_json());
+        out.push('\n');
+    }
+    out
+}
+
+/// One worker's lines (indexes into the kept lines).
+struct Worker {
+    name: String,
+    lines: Vec<usize>,
+}
+
+/// Merges the timeline files of one run (`(file name, text)`, one per worker) into one
+/// report, recomputed by the core. Bad lines are reported and left out; a file without one
+/// good line, or no file, is an error.
+pub fn merge_files(
+    files: &[(String, String)],
+    options: &MergeOptions,
+) -> Result<Merged, TimelineError> {
+    if files.is_empty() {
+        return Err(TimelineError::NoFiles);
+    }
+    let mut bad_lines = Vec::new();
+    let mut lines: Vec<TimelineLine> = Vec::new();
+    let mut lines_read = 0;
+    let mut duplicates = 0;
+    let mut seen: HashSet<(String, String, u32)> = HashSet::new();
+    // Requests started per (run, worker), from ledgers (a Locust master writes one).
+    let mut started: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for (name, text) in files {
+        if let Some(ledger) = Ledger::read(text) {
+            for (worker, n) in ledger.started {
+                let count = started.entry((ledger.run.clone(), worker)).or_insert(0);
+                *count = (*count).max(n);
+            }
+            continue;
+        }
+        let mut good = 0;
+        let mut first_problem = None;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        for (no, raw_line) in text.lines().enumerate() {
+            if raw_line.trim().is_empty() {
+                continue;
+            }
+            match TimelineLine::parse(raw_line) {
+                Ok(line) => {
+                    good += 1;
+                    lines_read += 1;
+                    let key = (
+                        line.run.clone(),
+                        line.vantage.worker.clone(),
+                        line.request.index,
+                    );
+                    if seen.insert(key) {
+                        lines.push(line);
+                    } else {
+                        duplicates += 1;
+                    }
+                }
+                Err(e) => {
+                    let message = e.to_string();
+                    if good == 0 && first_problem.is_none() {
+                        first_problem = Some(message.clone());
+                    }
+                    bad_lines.push(LineError {
+                        file: name.clone(),
+                        line: no + 1,
+                        message,
+                    });
+                }
+            }
+        }
+        if good == 0 {
+            return Err(TimelineError::NoLines {
+                file: name.clone(),
+                first_problem,
+            });
+        }
+    }
+
+    if lines.is_empty() {
+        return Err(TimelineError::OnlyLedgers);
+    }
+    // Workers, in order of appearance.
+    let mut workers: Vec<Worker> = Vec::new();
+    let mut worker_of: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (i, line) in lines.iter().enumerate() {
+        let key = (line.run.clone(), line.vantage.worker.clone());
+        let w = *worker_of.entry(key).or_insert_with(|| {
+            workers.push(Worker {
+                name: line.vantage.worker.clone(),
+                lines: Vec::new(),
+            });
+            workers.len() - 1
+        });
+        workers[w].lines.push(i);
+    }
+    for w in &mut workers {
+        w.lines.sort_by(|&a, &b| {
+            lines[a]
+                .capture
+                .sent_ms
+                .total_cmp(&lines[b].capture.sent_ms)
+                .then(lines[a].request.index.cmp(&lines[b].request.index))
+        });
+    }
+
+    // Missing requests: what a ledger says a worker started without a line for it (a worker
+    // killed mid-run loses its last requests, which no gap shows), else gaps in its indexes.
+    let mut missing = Vec::new();
+    for w in &workers {
+        let max = w
+            .lines
+            .iter()
+            .map(|&i| u64::from(lines[i].request.index))
+            .max()
+            .unwrap_or(0);
+        let run = &lines[w.lines[0]].run;
+        let expected = started
+            .remove(&(run.clone(), w.name.clone()))
+            .map_or(max + 1, |n| n.max(max + 1));
+        let lost = expected.saturating_sub(w.lines.len() as u64);
+        if lost > 0 {
+            missing.push((w.name.clone(), u32::try_from(lost).unwrap_or(u32::MAX)));
+        }
+    }
+    // Workers a ledger names that left no line at all lost everything they started.
+    for ((_, worker), n) in started {
+        if n > 0 {
+            missing.push((worker, u32::try_from(n).unwrap_or(u32::MAX)));
+        }
+    }
+
+    // One time axis: each worker's monotonic clock, anchored at its first send's wall time.
+    let anchors: Vec<(f64, f64)> = workers
+        .iter()
+        .map(|w| {
+            let first = &lines[w.lines[0]].capture;
+            (first.sent_ms, first.sent_wall_ms)
+        })
+        .collect();
+    let wall_min = anchors.iter().map(|a| a.1).fold(f64::INFINITY, f64::min);
+    let mut start = vec![0.0; lines.len()];
+    for (w, &(s0, wall0)) in workers.iter().zip(&anchors) {
+        for &i in &w.lines {
+            start[i] = (lines[i].capture.sent_ms - s0) + (wall0 - wall_min);
+        }
+    }
+    let skew = clock_skew(&workers, &lines, &anchors);
+
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by(|&a, &b| {
+        start[a]
+            .total_cmp(&start[b])
+            .then_with(|| lines[a].vantage.worker.cmp(&lines[b].vantage.worker))
+            .then(lines[a].request.index.cmp(&lines[b].request.index))
+    });
+
+    let mut vantages: Vec<Vantage> = Vec::new();
+    let mut runs: Vec<&str> = Vec::new();
+    for line in &lines {
+        let v = &line.vantage;
+        if !vantages
+            .iter()
+            .any(|k| k.client == v.client && k.worker == v.worker && k.host == v.host)
+        {
+            vantages.push(v.clone());
+        }
+        if !runs.contains(&line.run.as_str()) {
+            runs.push(&line.run);
+        }
+    }
+    let first = &lines[0];
+    let endpoint = EndpointInfo {
+        base_url: base_of(&first.request.url, first.request.api),
+        model: first.request.model.clone(),
+        dialect: first.request.api,
+    };
+    let title = runs.join(" + ");
+    let scenario = options
+        .scenario
+        .clone()
+        .unwrap_or_else(|| infer_scenario(&lines).to_owned());
+    let resolution = vantages
+        .iter()
+        .filter_map(|v| v.clock_resolution_ms)
+        .fold(None, |acc: Option<f64>, r| {
+            Some(acc.map_or(r, |a| a.max(r)))
+        });
+    let mut requests = Vec::with_capacity(lines.len());
+    // Each line moved into its record (its body is not copied).
+    let mut slots: Vec<Option<TimelineLine>> = lines.into_iter().map(Some).collect();
+    for (new_index, &i) in order.iter().enumerate() {
+        let Some(line) = slots[i].take() else {
+            continue;
+        };
+        // Checked when parsed: a capture that fails here still never panics.
+        let Ok(timeline) = line
+            .to_capture()
+            .and_then(|c| c.record(line.request.api).map_err(TimelineError::from))
+        else {
+            continue;
+        };
+        let record = RequestRecord::from_timeline(
+            u32::try_from(new_index).unwrap_or(u32::MAX),
+            line.request.group,
+            line.request.level,
+            &timeline,
+            &options.metrics,
+        );
+        requests.push(RequestRecord {
+            warmup: line.request.warmup,
+            start_ms: start[i],
+            browser_queue_ms: line.browser_queue_ms,
+            server_request_id: line.server_request_id,
+            sent_epoch_ms: Some(line.capture.sent_wall_ms),
+            protocol: line.protocol,
+            raw: Some(line.capture),
+            ..record
+        });
+    }
+
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    let mut report = Report::new(title, endpoint, scenario)
+        .created_at(wall_min)
+        .with_clock_resolution(resolution)
+        .with_settings(serde_json::json!({ "timeline_files": names }))
+        .with_requests(requests);
+    report.vantage = Some(describe_vantages(&vantages));
+    report.import_notes = import_notes(duplicates, &missing, skew.as_ref(), &bad_lines);
+    Ok(Merged {
+        report,
+        lines_read,
+        duplicates,
+        missing,
+        skew,
+        vantages,
+        bad_lines,
+    })
+}
+
+/// Whether `text` is a timeline file (its first non-blank line names a `ttft-timeline/`
+/// format) or a master's ledger that goes with them, so an importer can tell them from a
+/// report or another tool's results.
+pub fn looks_like_timeline(text: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Peek {
+        format: Option<String>,
+    }
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|l| serde_json::from_str::<Peek>(l).ok())
+        .and_then(|p| p.format)
+        .is_some_and(|f| f.starts_with("ttft-timeline/") || f == LEDGER_FORMAT)
+}
+
+/// What a merge found, in sentences for the report ([`Report::import_notes`]).
+fn import_notes(
+    duplicates: usize,
+    missing: &[(String, u32)],
+    skew: Option<&ClockSkew>,
+    bad_lines: &[LineError],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (worker, count) in missing {
+        notes.push(format!(
+            "worker {worker} lost {count} request(s): their lines are missing (a worker stopped or killed mid-run); they are counted here, not measured"
+        ));
+    }
+    if duplicates > 0 {
+        notes.push(format!(
+            "{duplicates} duplicated line(s) dropped (the same worker's request read twice, e.g. a file imported twice)"
+        ));
+    }
+    if let Some(s) = skew {
+        notes.push(s.message.clone());
+    }
+    if let Some(first) = bad_lines.first() {
+        notes.push(format!(
+            "{} line(s) refused, the rest kept; first: {first}",
+            bad_lines.len()
+        ));
+    }
+    notes
+}
+
+/// The scenario kind the lines suggest.
+fn infer_scenario(lines: &[TimelineLine]) -> &'static str {
+    if lines.iter().any(|l| l.request.turn.is_some()) {
+        return "multi_turn";
+    }
+    let mut levels: Vec<f64> = lines.iter().filter_map(|l| l.request.level).collect();
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    if levels.len() < 2 {
+        "chat"
+    } else if lines.iter().all(|l| {
+        l.request.warmup
+            || matches!((l.request.level, l.request.prompt_tokens), (Some(a), Some(p)) if a == f64::from(p))
+    }) {
+        "prompt_sweep"
+    } else {
+        "concurrency_sweep"
+    }
+}
+
+/// `locust (2 workers on 1 host)`, `browser`, `browser + locust (3 workers on 2 hosts)`.
+pub fn describe_vantages(vantages: &[Vantage]) -> String {
+    let mut clients: Vec<&str> = Vec::new();
+    for v in vantages {
+        if !clients.contains(&v.client.as_str()) {
+            clients.push(&v.client);
+        }
+    }
+    clients
+        .iter()
+        .map(|c| {
+            let of: Vec<&Vantage> = vantages.iter().filter(|v| v.client == *c).collect();
+            let mut hosts: Vec<&str> = of.iter().map(|v| v.host.as_str()).collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            let plural =
+                |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+            if of.len() == 1 {
+                (*c).to_owned()
+            } else {
+                format!(
+                    "{c} ({} on {})",
+                    plural(of.len(), "worker"),
+                    plural(hosts.len(), "host")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// Wall clocks stepped within a worker, and workers starting suspiciously far apart.
+fn clock_skew(
+    workers: &[Worker],
+    lines: &[TimelineLine],
+    anchors: &[(f64, f64)],
+) -> Option<ClockSkew> {
+    let mut stepped = Vec::new();
+    let mut longest_pause = 0.0f64;
+    for w in workers {
+        let offsets = w
+            .lines
+            .iter()
+            .map(|&i| lines[i].capture.sent_wall_ms - lines[i].capture.sent_ms);
+        let (lo, hi) = offsets.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), o| {
+            (lo.min(o), hi.max(o))
+        });
+        if hi - lo > STEP_MS {
+            stepped.push((w.name.clone(), hi - lo));
+        }
+        for pair in w.lines.windows(2) {
+            let gap = lines[pair[1]].capture.sent_ms - lines[pair[0]].capture.sent_ms;
+            longest_pause = longest_pause.max(gap);
+        }
+    }
+    let (lo, hi) = anchors
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
+            (lo.min(a.1), hi.max(a.1))
+        });
+    let spread = hi - lo;
+    let start_spread_ms =
+        (workers.len() > 1 && spread > START_SPREAD_MS && spread > longest_pause).then_some(spread);
+    if stepped.is_empty() && start_spread_ms.is_none() {
+        return None;
+    }
+    let mut message = Vec::new();
+    for (w, ms) in &stepped {
+        message.push(format!(
+            "The wall clock of worker {w} moved by {} against its own monotonic clock during the run (stepped, e.g. by NTP): its requests are placed by the monotonic clock from its first one.",
+            crate::format::ms(*ms)
+        ));
+    }
+    if let Some(s) = start_spread_ms {
+        message.push(format!(
+            "The workers' first requests start {} apart by their wall clocks, longer than any pause in the run: their clocks probably disagree (or a worker joined late), which shifts the load timeline; TTFT and ITL are not affected. Synchronise the machines' clocks (NTP) and run again.",
+            crate::format::ms(s)
+        ));
+    }
+    Some(ClockSkew {
+        stepped,
+        start_spread_ms,
+        message: message.join(" "),
+    })
+}
