@@ -61,6 +61,11 @@ pub fn markdown(r: &Value) -> String {
         m["rustc"].as_str().unwrap_or("?"),
         r["duration_s"]
     ));
+    if let Some(d) = r["large_runs_date"].as_str() {
+        s.push_str(&format!(
+            "Sections 3 and 4 (bundle, load, charts, share links) were measured again on {d} (`ttft-bench ROOT --large-only`), the rest kept from the run above.\n\n"
+        ));
+    }
 
     s.push_str("## Targets\n\n| Measure | Target | Measured | Verdict |\n|---|---|---|---|\n");
     if r.get("fidelity").is_some() {
@@ -231,8 +236,9 @@ pub fn markdown(r: &Value) -> String {
         ));
     }
     s.push_str(&share_links_markdown(r));
+    s.push_str(&locust_markdown(r));
     s.push_str(&why(r));
-    s.push_str("\n## Reproduce\n\n```sh\ncargo xtask bench\n```\n\nIt installs what is missing (as `cargo xtask test` does), builds the app if `dist/` is stale, and takes a few minutes on 2 cores.\n");
+    s.push_str("\n## Reproduce\n\n```sh\ncargo xtask bench\n```\n\nIt installs what is missing (as `cargo xtask test` does), builds the app if `dist/` is stale, and takes a few minutes on 2 cores. `cargo run --release -p ttft-bench -- . --locust-only` re-measures section 5 alone into `bench/results.json` (Locust from `cargo xtask locust`) and re-renders this file.\n");
     s
 }
 
@@ -245,7 +251,7 @@ fn share_links_markdown(r: &Value) -> String {
         return s;
     }
     s.push_str(&format!(
-        "Format r2 (the measurements, recomputed on opening). The 100-request run is a real studio run on the reference endpoint (`sim-bench`, 100 tokens per request, 8 streams; ITL P50 {} ms); the 1,000 and 10,000-request reports are resampled from it (each request takes a real request's text and token count, a TTFT drawn from the run's and every gap drawn from that request's own gaps, recorded through the real measurement path), so the jitter is real and nothing repeats for the compressor to find. Default options: times at 0.1 ms, replay of 5 requests, links at most 64,000 characters. Each link is decoded natively (TTFT and ITL P50 within half a step of the original's) and opened in a fresh page.\n\n",
+        "Format r2 (the measurements, recomputed on opening). The 100-request run is a real studio run on the reference endpoint (`sim-bench`, 100 tokens per request, 8 streams; ITL P50 {} ms); the 1,000 and 10,000-request reports are resampled from it (each request takes a real request's text and token count, a TTFT drawn from the run's and every gap drawn from that request's own gaps, recorded through the real measurement path), so the jitter is real and nothing repeats for the compressor to find. Default options: times at 0.1 ms, replay of 5 requests, links at most 64,000 characters. Each link is decoded natively (TTFT P50 within half a step of the original's, ITL P50, a gap, within a step) and opened in a fresh page.\n\n",
         f(&l["source"]["itl_p50_ms"], 1)
     ));
     s.push_str("| Requests | Link | Whole link (no limit) | Gap entropy bound | r1 link | Report JSON | Kept | Encode | Opens, TTFT P50 shown (original) |\n|---|---|---|---|---|---|---|---|---|\n");
@@ -272,6 +278,243 @@ fn share_links_markdown(r: &Value) -> String {
         ));
     }
     s.push_str("\nThe gap entropy bound is what the 0.1 ms gap steps alone need in base64 characters whatever the codec (their empirical entropy); it is the floor under the whole link's length at that precision. Where a link keeps less than the whole run it says so in the opened report, and carries the whole run's statistics so the headline stays exact.\n");
+    s
+}
+
+/// Median of a top-level number over a fidelity row's rounds.
+fn median_over_rounds(row: &Value, key: &str) -> Option<f64> {
+    let values: Vec<f64> = row["rounds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r[key].as_f64())
+        .collect();
+    ttft_core::stats::Summary::of(&values).map(|s| s.p50)
+}
+
+/// `x.xxx ms`, or `—`.
+fn ms(v: Option<f64>) -> String {
+    v.map_or("—".into(), |x| format!("{x:.3} ms"))
+}
+
+/// Section 5: the Locust vantage's error against ground truth at 16, 64 and 256 users beside
+/// the browser's (the studio's default rows of section 1, same results file), and the chunk
+/// rate one Locust worker process sustains (`r["locust"]`; nothing when absent).
+pub fn locust_markdown(r: &Value) -> String {
+    let l = &r["locust"];
+    if l.is_null() {
+        return String::new();
+    }
+    let mut s = String::from("\n## 5. More load than one browser: the Locust vantage\n\n");
+    if let Some(reason) = l["skipped"].as_str() {
+        s.push_str(&format!("Not measured in this run: {reason}.\n"));
+        return s;
+    }
+    let workers = l["workers"].as_u64().unwrap_or(1);
+    let worker_s = if workers == 1 {
+        "one worker process".to_owned()
+    } else {
+        format!("{workers} worker processes")
+    };
+    s.push_str(&format!(
+        "Locust runs the studio's own generated `locustfile.py` (*Export for Locust*: `{}`, {} tokens per request, no warm-up) in distributed mode on loopback, one master and {worker_s}, headless, every user spawned at once, bounded by a request count per worker and by time, against the same in-process reference endpoint as the browser. Each user holds its own HTTP/1.1 connection (`requests`). The worker's timeline file and the master's ledger are merged by the core (`merge_files`, exactly as the studio imports them), and every request is compared with ground truth by the same comparison as every client of section 1: the server's `x-request-id` (recorded in each line) is the key; per-gap ITL |error|, TTFT |error| centred on its median, and the first chunk's delay (client stamp minus server write on one wall clock). Requests whose chunks do not match the server's are counted, not compared.\n\n",
+        l["model"].as_str().unwrap_or("sim-bench"),
+        l["output_tokens"],
+    ));
+    let per_read: Vec<f64> = l["levels"]
+        .as_array()
+        .into_iter()
+        .chain(l["capacity"]["levels"].as_array())
+        .flatten()
+        .filter_map(|x| Some(x["chunks"].as_f64()? / x["reads"].as_f64().filter(|r| *r > 0.0)?))
+        .collect();
+    let per_read = match (
+        per_read.iter().copied().reduce(f64::min),
+        per_read.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) if (hi - lo) < 0.005 => {
+            format!(" (these runs: {lo:.2} chunks per read)")
+        }
+        (Some(lo), Some(hi)) => format!(" (these runs: {lo:.2}–{hi:.2} chunks per read)"),
+        _ => String::new(),
+    };
+    s.push_str(&format!("**What the Locust vantage includes.** Each read is stamped with `time.perf_counter_ns()` right after `requests` returns it, in that user's gevent greenlet, before the bytes are touched. The stamp therefore includes the time the read waited to be *scheduled*: gevent runs one greenlet at a time on one OS thread, and Python runs one thread at a time under the GIL, so a chunk that has arrived waits while the worker serves other users' reads, writes their timeline lines, keeps Locust's statistics, or collects garbage. That wait grows with the users one process serves. `requests` hands over one HTTP chunk per read (one SSE event from this server), so chunks that queued in the socket while the worker was busy come out one by one as soon as it gets to them, each with its own late stamp{per_read}, and their lateness counts as gap error. The server, the Locust master and the worker share this machine's cores."));
+    if let Some(agent) = l["agent"].as_str() {
+        s.push_str(&format!(" Client: {agent}."));
+    }
+    s.push_str("\n\n");
+
+    let machine_date = r["machine"]["date"].as_str().unwrap_or("?");
+    let rounds = r["fidelity"]["rounds"].as_u64();
+    let locust_date = l["date"].as_str().unwrap_or("?");
+    let when = if l["mode"] == "--locust-only" {
+        format!(
+            "the Locust rows were measured on {locust_date} by `ttft-bench . --locust-only`, on the same machine against the same reference endpoint, and merged into the same `bench/results.json`"
+        )
+    } else {
+        format!("the Locust rows were measured in that same run ({locust_date})")
+    };
+    s.push_str(&format!(
+        "The browser rows are the studio's default configuration from section 1, read from the same `bench/results.json`: the full bench run of {machine_date}, median of {} (P50 and P99 are each round's, then the median over rounds); {when}.\n\n",
+        match rounds {
+            Some(1) => "1 round".to_owned(),
+            Some(n) => format!("{n} rounds"),
+            None => "its rounds".to_owned(),
+        }
+    ));
+    s.push_str("| Users / streams | Client | Requests (not compared) | Chunks/s | Per-gap ITL \\|error\\| P50 | P99 | TTFT \\|error\\| P50 | P99 | First-chunk delay P50 | P99 |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    let fid_rows: Vec<Value> = r["fidelity"]["rows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let not_compared = |x: &Value| {
+        x["mismatched_requests"].as_u64().unwrap_or(0) + x["failed_requests"].as_u64().unwrap_or(0)
+    };
+    for lv in l["levels"].as_array().into_iter().flatten() {
+        let users = lv["users"].as_u64().unwrap_or(0);
+        s.push_str(&format!(
+            "| {users} | **Locust**, {worker_s} · HTTP/1.1 | {} ({}) | {} | {} | {} | {} | {} | {} | {} |\n",
+            lv["requests"],
+            not_compared(lv),
+            f(&lv["chunks_per_s"], 0),
+            ms(lv["itl_error"]["p50_ms"].as_f64()),
+            ms(lv["itl_error"]["p99_ms"].as_f64()),
+            ms(lv["ttft_error"]["p50_ms"].as_f64()),
+            ms(lv["ttft_error"]["p99_ms"].as_f64()),
+            ms(lv["first_chunk_delay"]["p50_ms"].as_f64()),
+            ms(lv["first_chunk_delay"]["p99_ms"].as_f64()),
+        ));
+        for row in judged_studio_rows(&fid_rows, users) {
+            let cell = |error: &str, pct: &str| ms(over_rounds(row, error, pct).map(|m| m.0));
+            let skipped: u64 = row["rounds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(not_compared)
+                .sum();
+            s.push_str(&format!(
+                "| {users} | {} | {} × {} rounds ({skipped}) | {} | {} | {} | {} | {} | {} | {} |\n",
+                column(row),
+                row["requests"],
+                row["rounds"].as_array().map_or(0, Vec::len),
+                median_over_rounds(row, "chunks_per_s")
+                    .map_or("—".into(), |c| format!("{c:.0}")),
+                cell("itl_error", "p50_ms"),
+                cell("itl_error", "p99_ms"),
+                cell("ttft_error", "p50_ms"),
+                cell("ttft_error", "p99_ms"),
+                cell("first_chunk_delay", "p50_ms"),
+                cell("first_chunk_delay", "p99_ms"),
+            ));
+        }
+    }
+    let levels: Vec<&Value> = l["levels"].as_array().into_iter().flatten().collect();
+    let mut browser_levels: Vec<u64> = fid_rows
+        .iter()
+        .filter(|x| x["kind"] == "studio")
+        .filter_map(|x| x["streams"].as_u64())
+        .collect();
+    browser_levels.sort_unstable();
+    browser_levels.dedup();
+    let without: Vec<String> = levels
+        .iter()
+        .filter_map(|lv| lv["users"].as_u64())
+        .filter(|u| !browser_levels.contains(u))
+        .map(|u| u.to_string())
+        .collect();
+    if !without.is_empty() {
+        s.push_str(&format!(
+            "\nNo browser row at {} users: section 1 measures the studio up to {} streams; a tab's own ceiling is section 2 (on `sim-bench-fast`).\n",
+            without.join(", "),
+            browser_levels.last().map_or("—".into(), u64::to_string),
+        ));
+    }
+    let merges: Vec<String> = levels
+        .iter()
+        .map(|lv| {
+            let m = &lv["merge"];
+            format!(
+                "{} users: {} merged / {} seen by the server, {} duplicated, {} missing{}",
+                lv["users"],
+                m["requests"],
+                m["server_records"],
+                m["duplicates"],
+                m["missing"],
+                m["skew"]
+                    .as_str()
+                    .map_or(String::new(), |k| format!(", clock skew flagged: {k}"))
+            )
+        })
+        .collect();
+    if !merges.is_empty() {
+        s.push_str(&format!("\nThe merges: {}.\n", merges.join("; ")));
+    }
+
+    let c = &l["capacity"];
+    let clevels: Vec<&Value> = c["levels"].as_array().into_iter().flatten().collect();
+    if !clevels.is_empty() {
+        s.push_str(&format!(
+            "\n**One worker process's capacity.** Model `{}` (5 ms steps, so 200 chunks/s per stream), {} requests of {} tokens per user, one master and one worker, users spawned at once, at rising users until the levels end or the received rate falls below 90 % of the best; offered = users × 200; chunks/s = chunks the worker received / time from the first to the last chunk, as for the tab in section 2.\n\n| Users | Offered chunks/s | Received chunks/s | Per-gap ITL \\|error\\| P50 | P99 | max | Requests (not compared) |\n|---|---|---|---|---|---|---|\n",
+            c["model"].as_str().unwrap_or("sim-bench-fast"),
+            c["requests_per_user"],
+            l["output_tokens"],
+        ));
+        for lv in &clevels {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} ({}) |\n",
+                lv["users"],
+                f(&lv["offered_chunks_per_s"], 0),
+                f(&lv["chunks_per_s"], 0),
+                ms(lv["itl_error"]["p50_ms"].as_f64()),
+                ms(lv["itl_error"]["p99_ms"].as_f64()),
+                ms(lv["itl_error"]["max_ms"].as_f64()),
+                lv["requests"],
+                not_compared(lv),
+            ));
+        }
+        let rate = |v: &Value| {
+            v.as_f64().map_or("none of the levels".to_owned(), |c| {
+                format!("{c:.0} chunks/s")
+            })
+        };
+        s.push_str(&format!(
+            "\nHighest rate one Locust worker process sustains with P99 gap error under 1 ms: **{}** (the browser tab in section 2: **{}**).",
+            rate(&c["max_chunks_per_s_with_p99_error_under_1ms"]),
+            rate(&r["capacity"]["max_chunks_per_s_with_p99_error_under_1ms"]),
+        ));
+        let p = &c["peak"];
+        if p.is_object() {
+            let tab_peak = r["capacity"]["levels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| Some((x["chunks_per_s"].as_f64()?, x)))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            s.push_str(&format!(
+                " Highest rate it reached: **{} chunks/s** at {} users, with P99 gap error {}",
+                f(&p["chunks_per_s"], 0),
+                p["users"],
+                ms(p["itl_p99_ms"].as_f64()),
+            ));
+            match tab_peak {
+                Some((rate, x)) => s.push_str(&format!(
+                    " (the tab: {rate:.0} chunks/s at {} streams, P99 {}).",
+                    x["streams"],
+                    ms(x["itl_error"]["p99_ms"].as_f64())
+                )),
+                None => s.push('.'),
+            }
+        }
+        if let Some(stopped) = c["stopped"].as_str() {
+            s.push_str(&format!(" The climb stopped: {stopped}."));
+        }
+        s.push('\n');
+    }
+    if let Some(e) = l["error"].as_str() {
+        s.push_str(&format!(
+            "\nThe section stopped early (what was measured before is shown): {e}\n"
+        ));
+    }
     s
 }
 
@@ -421,7 +664,34 @@ fn why(r: &Value) -> String {
         .as_f64()
         .is_some_and(|b| b > 400_000.0)
     {
-        s.push_str("- **Bundle.** Over budget: everything the app does is in one wasm module loaded before the studio is usable (the views, the store, the measurement core with every dialect and rule, the chart options). Loading the chart options and ECharts only when a report is shown would take them out of the first load.\n");
+        s.push_str("- **Bundle and first load.** ECharts is out of the first load (it loads on demand, preloaded when the page is idle), so the first load is the app's wasm and little else. The wasm is over budget because everything the app does is one module loaded before the studio is usable: the views and store, the measurement core with every dialect and rule, the chart options, the share codec, importers (other tools, timeline files) and the locustfile generator. Splitting it (the report, charts, share and import code loaded when first needed) is the way under 450 KB; trunk 0.21 cannot split a wasm module, so it needs a second module of our own.\n");
+    }
+    if r["bundle"]["echarts_gzip"]
+        .as_f64()
+        .is_some_and(|b| b > 150_000.0)
+    {
+        s.push_str("- **ECharts.** Tree-shaking already keeps only what the charts use (line, bar, scatter, grid, legend, mark lines, title, tooltip, canvas). ECharts' floor is above the target: its core with one line chart, a grid and the canvas renderer alone is 162.5 KB gzip (esbuild, minified). It no longer counts against the first load.\n");
+    }
+    let links = &r["share_links"];
+    if links["100"]["whole_link_chars"]
+        .as_f64()
+        .is_some_and(|c| c > 8_000.0)
+    {
+        s.push_str(&format!(
+            "- **Share links.** At 0.1 ms the gaps of a real run carry real jitter: their entropy alone needs {} characters for 100 requests and {} for 1,000 (the bound in section 4), so 64,000 characters for 1,000 requests with every gap at 0.1 ms is below what any codec can reach on these streams; the link keeps the headline exact and coarsens or samples the detail, and says so. For 100 requests the link is about twice its entropy bound: an adaptive entropy coder (instead of deflate over varints) is the way towards 8,000.\n",
+            links["100"]["gap_entropy_chars"].as_f64().map_or("?".into(), |c| format!("{c:.0}")),
+            links["1000"]["gap_entropy_chars"].as_f64().map_or("?".into(), |c| format!("{c:.0}"))
+        ));
+    }
+    let charts = &r["charts"];
+    if charts["r1000"]["median_ms"]
+        .as_f64()
+        .is_some_and(|t| t > 200.0)
+        || charts["r10000"]["median_ms"]
+            .as_f64()
+            .is_some_and(|t| t > 1000.0)
+    {
+        s.push_str("- **Charts.** Options are built from sampled series (extremes and the percentiles shown kept) and the statistics in about 30 ms at 1,000 requests; what remains is ECharts drawing ten canvases (10–20 ms each, the first more) and the page around them. Drawing the charts below the fold only when they scroll into view is the next step.\n");
     }
     s
 }
@@ -697,7 +967,7 @@ pub fn fidelity_markdown(r: &Value) -> String {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::fidelity_markdown;
+    use super::{fidelity_markdown, locust_markdown};
 
     /// A fidelity row with one round per `(itl P99, itl P50, ttft P99)`.
     fn row(
@@ -785,5 +1055,121 @@ mod tests {
         assert!(!md.contains("floor's TTFT P99"), "{md}");
         assert!(md.contains("sglang bench_serving**: not installed"), "{md}");
         assert!(md.contains("Requests not compared (mismatched or failed, all rounds): none."));
+    }
+
+    /// A Locust row: users, requests, chunks/s, ITL P50/P99, TTFT P99, not compared.
+    fn locust_level(users: u64, itl: (f64, f64), ttft_p99: f64, mismatched: u64) -> Value {
+        json!({
+            "users": users, "requests": users * 2, "chunks_per_s": users as f64 * 48.0,
+            "chunks": users * 200, "mismatched_requests": mismatched, "failed_requests": 0,
+            "itl_error": {"n": 100, "p50_ms": itl.0, "p99_ms": itl.1, "max_ms": itl.1 * 3.0},
+            "ttft_error": {"n": 10, "p50_ms": 0.5, "p99_ms": ttft_p99, "max_ms": ttft_p99},
+            "first_chunk_delay": {"n": 10, "p50_ms": 0.7, "p99_ms": 2.0, "max_ms": 3.0},
+            "merge": {"requests": users * 2, "server_records": users * 2, "duplicates": 0,
+                      "missing": 0, "skew": null},
+        })
+    }
+
+    #[test]
+    fn locust_section_sits_beside_the_browser() {
+        let r = json!({
+            "machine": {"date": "Mon Nov 30 16:17:01 UTC 2026"},
+            "fidelity": { "rounds": 3, "rows": [
+                row("studio (1 stamping worker, the default)", "studio", "sharded HTTP/1.1", 16, &[(7.0, 0.2, 3.0), (6.0, 0.2, 3.3), (8.0, 0.2, 3.1)]),
+                row("studio (stamping on the page, before #19)", "studio", "HTTP/2 (TLS)", 16, &[(9.0, 0.3, 4.0)]),
+                row("studio (1 stamping worker, the default)", "studio", "HTTP/2 (TLS)", 64, &[(20.0, 0.5, 9.0), (21.0, 0.5, 9.0), (22.0, 0.5, 9.0)]),
+                row("floor probe (worker)", "floor", "HTTP/2 (TLS)", 64, &[(3.0, 0.1, 1.0)]),
+            ]},
+            "capacity": {"levels": [{"streams": 64, "chunks_per_s": 11197.0,
+                                     "itl_error": {"p99_ms": 14.8}}],
+                         "max_chunks_per_s_with_p99_error_under_1ms": null},
+            "locust": {
+                "mode": "--locust-only", "date": "Tue Dec  1 00:05:00 UTC 2026",
+                "model": "sim-bench", "output_tokens": 100, "workers": 1,
+                "agent": "locust 2.47.0, python 3.11.2, requests 2.32.5",
+                "levels": [locust_level(16, (0.1, 2.5), 1.2, 0), locust_level(64, (0.3, 9.0), 4.0, 1),
+                           locust_level(256, (4.0, 60.0), 30.0, 0)],
+                "capacity": {"model": "sim-bench-fast", "requests_per_user": 4,
+                    "levels": [
+                        {"users": 1, "offered_chunks_per_s": 200.0, "chunks_per_s": 190.0, "requests": 4,
+                         "mismatched_requests": 0, "failed_requests": 0,
+                         "itl_error": {"p50_ms": 0.05, "p99_ms": 0.6, "max_ms": 1.0}},
+                        {"users": 16, "offered_chunks_per_s": 3200.0, "chunks_per_s": 2500.0, "requests": 64,
+                         "chunks": 6400, "reads": 6464,
+                         "mismatched_requests": 0, "failed_requests": 2,
+                         "itl_error": {"p50_ms": 1.0, "p99_ms": 12.0, "max_ms": 40.0}},
+                    ],
+                    "max_chunks_per_s_with_p99_error_under_1ms": 190.0,
+                    "peak": {"users": 16, "chunks_per_s": 2500.0, "itl_p99_ms": 12.0},
+                    "stopped": "the rate fell below 90 % of the best (2500 chunks/s) at 32 users"},
+            },
+        });
+        let md = locust_markdown(&r);
+        assert!(
+            md.starts_with("\n## 5. More load than one browser: the Locust vantage"),
+            "{md}"
+        );
+        assert!(md.contains("gevent") && md.contains("GIL"), "{md}");
+        assert!(
+            md.contains("each with its own late stamp (these runs: 0.99 chunks per read)"),
+            "{md}"
+        );
+        assert!(md.contains("Client: locust 2.47.0, python 3.11.2"), "{md}");
+        // Which run each side comes from.
+        assert!(
+            md.contains("the full bench run of Mon Nov 30 16:17:01 UTC 2026, median of 3 rounds"),
+            "{md}"
+        );
+        assert!(
+            md.contains("measured on Tue Dec  1 00:05:00 UTC 2026 by `ttft-bench . --locust-only`"),
+            "{md}"
+        );
+        // Locust beside the studio's default rows (not the page-stamping or floor rows).
+        assert!(md.contains("| 16 | **Locust**, one worker process · HTTP/1.1 | 32 (0) | 768 | 0.100 ms | 2.500 ms | 0.500 ms | 1.200 ms | 0.700 ms | 2.000 ms |"), "{md}");
+        assert!(md.contains("| 16 | studio (1 stamping worker, the default) · sharded HTTP/1.1 | 10 × 3 rounds (0) | — | 0.200 ms | 7.000 ms | 1.550 ms | 3.100 ms | — | — |"), "{md}");
+        assert!(
+            md.contains("| 64 | **Locust**, one worker process · HTTP/1.1 | 128 (1) |"),
+            "{md}"
+        );
+        assert!(md.contains("| 64 | studio (1 stamping worker, the default) · HTTP/2 (TLS) | 10 × 3 rounds (0) | — | 0.500 ms | 21.000 ms |"), "{md}");
+        assert!(
+            !md.contains("on the page") && !md.contains("floor probe"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 256 | **Locust**, one worker process · HTTP/1.1 | 512 (0) |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "No browser row at 256 users: section 1 measures the studio up to 64 streams"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("256 users: 512 merged / 512 seen by the server, 0 duplicated, 0 missing"),
+            "{md}"
+        );
+        // One worker's capacity beside the tab's.
+        assert!(
+            md.contains("| 16 | 3200 | 2500 | 1.000 ms | 12.000 ms | 40.000 ms | 64 (2) |"),
+            "{md}"
+        );
+        assert!(md.contains("under 1 ms: **190 chunks/s** (the browser tab in section 2: **none of the levels**)"), "{md}");
+        assert!(md.contains("**2500 chunks/s** at 16 users, with P99 gap error 12.000 ms (the tab: 11197 chunks/s at 64 streams, P99 14.800 ms)"), "{md}");
+        assert!(
+            md.contains("The climb stopped: the rate fell below 90 %"),
+            "{md}"
+        );
+
+        // Missing Locust: a note, not a failure; no section at all in older results.
+        let skipped = json!({ "locust": { "skipped": "no Locust at target/locust/bin/locust" } });
+        let md = locust_markdown(&skipped);
+        assert!(
+            md.contains("Not measured in this run: no Locust at target/locust/bin/locust."),
+            "{md}"
+        );
+        assert!(!md.contains("| Users"), "{md}");
+        assert_eq!(locust_markdown(&json!({})), "");
     }
 }

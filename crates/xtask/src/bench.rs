@@ -1,5 +1,6 @@
-//! `cargo xtask bench`: builds the app if needed and runs the `ttft-bench` binary (crate
-//! `crates/ttft-bench`) in release, which writes `BENCHMARKS.md` and `bench/results.json`.
+//! `cargo xtask bench`: builds the app if needed, installs Locust if it can, and runs the
+//! `ttft-bench` binary (crate `crates/ttft-bench`) in release, which writes `BENCHMARKS.md` and
+//! `bench/results.json`.
 
 use std::time::Instant;
 
@@ -18,6 +19,14 @@ pub(crate) fn bench() -> Result<()> {
     } else {
         build_app()?;
     }
+    // The Locust section needs Locust; without it the bench skips that section and says so.
+    let locust = match crate::locust::ensure_locust() {
+        Ok(l) => Some(l),
+        Err(e) => {
+            eprintln!("==> no Locust ({e:#}): the benchmark skips its Locust section");
+            None
+        }
+    };
     run("benchmark (headless Chromium, reference endpoint)", {
         let mut c = cmd("cargo");
         c.args([
@@ -30,6 +39,9 @@ pub(crate) fn bench() -> Result<()> {
             "--",
         ])
         .arg(root());
+        if let Some(l) = locust {
+            c.env("LOCUST", l);
+        }
         c
     })?;
     eprintln!(
