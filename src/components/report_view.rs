@@ -339,6 +339,12 @@ pub fn ReportView() -> impl IntoView {
                     {r.vantage.as_ref().map(|v| view! {
                         <p class="muted" data-testid="run-vantage">{format!("Measured by {v}, read from timeline files: its times include that client's own delays, as the studio's include the browser's.")}</p>
                     })}
+                    {ttft_core::probe::probe_under_load(&r).map(|p| view! {
+                        <p class="muted" data-testid="probe-headline">{format!(
+                            "A probe under load: the headline, groups and distributions are the probe's {} browser request(s), the user's experience; the {} {} request(s) are the load, drawn against the probe in “The probe under load” (at most {} in flight).",
+                            p.probe_count, p.load_count, p.load_client, p.peak_in_flight
+                        )}</p>
+                    })}
                     {(!r.import_notes.is_empty()).then(|| view! {
                         <ul class="warning" data-testid="import-notes">
                             {r.import_notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}

@@ -607,3 +607,84 @@ fn the_reading_chart_marks_where_the_median_request_kept_its_reader_waiting() {
             .any(|c| c.id == "reading")
     );
 }
+
+/// A probe under load: nine load requests (`locust`, 3 in flight from 0 ms, 6 more from
+/// 1000 ms, each 500 ms long) and six probe requests (`browser`) whose TTFT is 100 ms alone
+/// and 400 ms under the heavier load.
+fn probe_run() -> Report {
+    let cfg = MetricsConfig::default();
+    let mut requests = Vec::new();
+    for i in 0..9u32 {
+        let tl = stream(300.0, 20.0, 0.0, 10, 100, &[]);
+        requests.push(RequestRecord {
+            start_ms: if i < 3 { 0.0 } else { 1000.0 },
+            client: Some("locust".into()),
+            ..RequestRecord::from_timeline(i, "c=8".into(), Some(8.0), &tl, &cfg)
+        });
+    }
+    for (k, (at, ttft)) in [
+        (600.0, 100.0),
+        (700.0, 100.0),
+        (800.0, 105.0),
+        (100.0, 200.0),
+        (1100.0, 400.0),
+        (1300.0, 420.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let tl = stream(ttft, 20.0, 0.0, 4, 100, &[]);
+        requests.push(RequestRecord {
+            start_ms: at,
+            client: Some("browser".into()),
+            ..RequestRecord::from_timeline(9 + k as u32, "chat".into(), None, &tl, &cfg)
+        });
+    }
+    requests.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
+    let endpoint = EndpointInfo {
+        base_url: "http://127.0.0.1:1".into(),
+        model: "sim-fast".into(),
+        dialect: None,
+    };
+    Report::new("probe + locust", endpoint, "chat")
+        .with_clock_resolution(Some(0.005))
+        .with_settings(serde_json::json!({}))
+        .with_requests(requests)
+}
+
+#[test]
+fn a_probe_under_load_draws_its_ttft_against_the_load_in_flight() {
+    let r = probe_run();
+    let agg = r.aggregates();
+    assert_eq!(agg.count, 6, "the headline is the probe's");
+    let charts = report_charts(&r, &agg);
+    assert_eq!(charts[0].id, "probe-load", "first, the point of the run");
+    let c = json(&charts[0]);
+    // Probe TTFT on the left axis, at each send (s).
+    assert_eq!(c["series"][0]["data"][0], serde_json::json!([0.1, 200.0]));
+    assert_eq!(c["series"][0]["data"].as_array().unwrap().len(), 6);
+    // The load as steps on the right axis: 3 from 0 s, none from 0.5 s, 6 from 1 s to 1.5 s.
+    assert_eq!(c["series"][1]["yAxisIndex"], 1.0);
+    assert_eq!(
+        c["series"][1]["data"],
+        serde_json::json!([[0.0, 3.0], [0.5, 0.0], [1.0, 6.0], [1.5, 0.0]])
+    );
+    assert!(
+        charts[0]
+            .caption
+            .contains("Probe P50 TTFT 100 ms at ≤0 in flight, 410 ms at ≥6."),
+        "{}",
+        charts[0].caption
+    );
+    insta::assert_json_snapshot!("report-probe-load", c);
+    // Without the load, no such chart.
+    let mut alone = r.clone();
+    alone
+        .requests
+        .retain(|q| q.client.as_deref() == Some("browser"));
+    assert!(
+        report_charts(&alone, &alone.aggregates())
+            .iter()
+            .all(|c| c.id != "probe-load")
+    );
+}

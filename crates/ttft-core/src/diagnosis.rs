@@ -16,6 +16,9 @@ pub const STABLE_ITL_SPREAD: f64 = 1.5;
 pub const OPENER_MIN_COST_MS: f64 = 1.0;
 /// Browser queueing above this P95 (ms) is worth a finding.
 pub const BROWSER_QUEUE_P95_MS: f64 = 5.0;
+/// A probe's median TTFT in the highest third of load at least this multiple of the lowest
+/// third's means the load slows the user down.
+pub const PROBE_RISE_FACTOR: f64 = 1.5;
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -60,7 +63,12 @@ fn finding(id: &str, severity: Severity, title: &str, evidence: String, advice: 
 pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
     let th = report.thresholds;
     let mut out = Vec::new();
-    let ok: Vec<&RequestRecord> = report.measured().filter(|r| r.outcome.is_ok()).collect();
+    // The headline's requests: in a probe under load, the probe's.
+    let ok: Vec<&RequestRecord> = report
+        .headline_requests()
+        .filter(|r| r.outcome.is_ok())
+        .collect();
+    out.extend(probe_finding(report));
     let ttft_bad = agg.ttft.is_some_and(|t| t.p95 > th.p95_ttft_ms);
     let itl_bad = agg.itl.is_some_and(|i| i.p95 > th.itl_ms);
     // TTFT spread: P95 far above P50 while ITL stays flat means waiting, not computing.
@@ -301,6 +309,67 @@ fn knee_evidence(agg: &Aggregates, level: f64) -> Option<String> {
             "{} (knee: above ×{:.1} the first level)",
             parts.join("; "),
             agg.knee_factor
+        )
+    })
+}
+
+/// A probe under load: what the probe user felt (median TTFT) at the lowest and the highest
+/// third of the load, with the load's peak and size as evidence. Fires when the run holds a
+/// probe and a load client and the probe has [`crate::probe::MIN_PROBE_POINTS`] successful
+/// requests.
+fn probe_finding(report: &Report) -> Option<Finding> {
+    let p = crate::probe::probe_under_load(report)?;
+    let (low, high) = (p.ttft_by_load.first()?, p.ttft_by_load.last()?);
+    let fmt = crate::format::ms;
+    let band = |b: &crate::probe::LoadBand| {
+        if b.from == b.to {
+            format!("{} in flight", b.from)
+        } else {
+            format!("{}–{} in flight", b.from, b.to)
+        }
+    };
+    let evidence = format!(
+        "probe P50 TTFT {} over its {} requests sent at {} and {} over the {} sent at {} ({} {} requests, at most {} in flight; {} probe requests in all)",
+        fmt(low.ttft_p50_ms),
+        low.count,
+        band(low),
+        fmt(high.ttft_p50_ms),
+        high.count,
+        band(high),
+        p.load_count,
+        p.load_client,
+        p.peak_in_flight,
+        p.probe_count
+    );
+    let rose = low.ttft_p50_ms > 0.0 && high.ttft_p50_ms >= low.ttft_p50_ms * PROBE_RISE_FACTOR;
+    Some(if rose {
+        finding(
+            "probe_under_load",
+            Severity::Warning,
+            &format!(
+                "The probe's TTFT rose from {} at ≤{} in flight to {} at ≥{} in flight (×{:.1})",
+                fmt(low.ttft_p50_ms),
+                low.to,
+                fmt(high.ttft_p50_ms),
+                high.from,
+                high.ttft_p50_ms / low.ttft_p50_ms
+            ),
+            evidence,
+            "A user arriving at that load waits that long: keep the load below where the probe's TTFT bends (see the probe-under-load chart), or add capacity there.",
+        )
+    } else {
+        finding(
+            "probe_under_load",
+            Severity::Info,
+            &format!(
+                "The probe's TTFT held under load: {} at ≤{} in flight, {} at ≥{}",
+                fmt(low.ttft_p50_ms),
+                low.to,
+                fmt(high.ttft_p50_ms),
+                high.from
+            ),
+            evidence,
+            "The endpoint absorbs this load; raise it (more Locust users) to find where a user starts to wait.",
         )
     })
 }

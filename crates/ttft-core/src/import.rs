@@ -188,6 +188,7 @@ fn record(
         reading_units: Vec::new(),
         token_arrivals: Vec::new(),
         raw: None,
+        client: None,
     }
 }
 

@@ -23,6 +23,7 @@ pub mod import;
 pub mod locust;
 pub mod metrics;
 pub mod openers;
+pub mod probe;
 pub mod report;
 pub mod request;
 pub mod roofline;

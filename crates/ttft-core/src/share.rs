@@ -182,8 +182,18 @@ fn encode_with(report: &Report, layout: r2::Layout, with_replay: usize) -> Share
             layout.gap_stride
         ));
     }
+    // A probe under load: the link does not say which client measured each request, so it
+    // carries the headline (the probe's figures) rather than let the opened run recompute it
+    // over probe and load together.
+    let mixed = report.is_probe_under_load();
+    if mixed {
+        left_out.push(
+            "which client measured each request: the headline figures are the probe's (browser), the probe-under-load chart needs the original run"
+                .to_owned(),
+        );
+    }
     let carried = report.shared.as_ref().and_then(|s| s.headline.as_deref());
-    let headline = if layout.gap_stride > 1 || layout.request_stride > 1 {
+    let headline = if mixed || layout.gap_stride > 1 || layout.request_stride > 1 {
         Some(report.aggregates())
     } else {
         carried.cloned()

@@ -772,6 +772,7 @@ pub fn merge_files(
             sent_epoch_ms: Some(line.capture.sent_wall_ms),
             protocol: line.protocol,
             raw: Some(line.capture),
+            client: Some(line.vantage.client),
             ..record
         });
     }
@@ -840,8 +841,20 @@ fn import_notes(
     notes
 }
 
-/// The scenario kind the lines suggest.
+/// The scenario kind the lines suggest: the probe's (the `browser` lines) when a browser probe
+/// ran beside another client's load, whose levels are not the probe's.
 fn infer_scenario(lines: &[TimelineLine]) -> &'static str {
+    let is_probe = |l: &&TimelineLine| l.vantage.client == crate::probe::PROBE_CLIENT;
+    let all: Vec<&TimelineLine> = lines.iter().collect();
+    let probe: Vec<&TimelineLine> = lines.iter().filter(is_probe).collect();
+    if probe.is_empty() || probe.len() == all.len() {
+        infer_from(&all)
+    } else {
+        infer_from(&probe)
+    }
+}
+
+fn infer_from(lines: &[&TimelineLine]) -> &'static str {
     if lines.iter().any(|l| l.request.turn.is_some()) {
         return "multi_turn";
     }

@@ -3,6 +3,11 @@
 //! lets streams finish) against the reference endpoint started in-process; the workers' timeline
 //! files merged by the core and checked against the server's ground truth.
 //!
+//! A probe under load: the same distributed run against the studio's own server, with load
+//! rising to 48 users, while the built studio (headless Chromium) runs a small probe; the
+//! probe's timeline and the workers' files, imported together, show the probe's TTFT rising
+//! with the load (checked against the server's records).
+//!
 //! `#[ignore]`d for plain `cargo test`: it needs Locust, which `cargo xtask test` installs into
 //! `target/locust` (a virtualenv) and hands over in `LOCUST` (the `locust` executable). By hand:
 //! `cargo xtask locust` then `LOCUST=target/locust/bin/locust cargo test -p ttft-e2e --test
@@ -86,10 +91,15 @@ fn temp_dir(name: &str) -> Result<PathBuf> {
 
 /// Writes the generated locustfile for a chat scenario on `MODEL`.
 fn write_locustfile(dir: &Path, port: u16, run: &str) -> Result<PathBuf> {
+    write_locustfile_for(dir, port, run, MODEL)
+}
+
+/// Writes the generated locustfile for a chat scenario (40 tokens) on `model`.
+fn write_locustfile_for(dir: &Path, port: u16, run: &str, model: &str) -> Result<PathBuf> {
     let target = LocustTarget {
         base_url: format!("http://127.0.0.1:{port}"),
         dialect: None,
-        model: MODEL.into(),
+        model: model.into(),
         extra_headers: "X-Test: locust-e2e".into(),
     };
     let scenario = ScenarioConfig {
@@ -120,6 +130,18 @@ impl Drop for Procs {
 /// Starts one master and two workers (master first), 8 users in all, bounded by `run_time` and
 /// `per_worker` requests per worker (0 = no count).
 fn start_locust(locustfile: &Path, dir: &Path, run_time: &str, per_worker: u32) -> Result<Procs> {
+    start_locust_users(locustfile, dir, run_time, per_worker, 8, 8)
+}
+
+/// The same with `users` in all, spawned at `spawn_rate` users per second.
+fn start_locust_users(
+    locustfile: &Path,
+    dir: &Path,
+    run_time: &str,
+    per_worker: u32,
+    users: u32,
+    spawn_rate: u32,
+) -> Result<Procs> {
     let bin = locust_bin()?;
     let port = free_port()?;
     let common = |c: &mut Command, log: &str| -> Result<()> {
@@ -143,9 +165,9 @@ fn start_locust(locustfile: &Path, dir: &Path, run_time: &str, per_worker: u32) 
         "--expect-workers",
         "2",
         "-u",
-        "8",
+        &users.to_string(),
         "-r",
-        "8",
+        &spawn_rate.to_string(),
         "-t",
         run_time,
         "--stop-timeout",
@@ -224,10 +246,15 @@ fn ledger(dir: &Path) -> Result<Value> {
 
 /// Ground-truth records of `MODEL` received since `since`.
 async fn truth_since(port: u16, since: f64) -> Result<Vec<Value>> {
+    truth_of(port, since, MODEL).await
+}
+
+/// Ground-truth records of `model` received since `since`.
+async fn truth_of(port: u16, since: f64, model: &str) -> Result<Vec<Value>> {
     let v: Value = serde_json::from_str(
         &http_get(
             port,
-            &format!("/v1/ground-truth?since={since}&model={MODEL}"),
+            &format!("/v1/ground-truth?since={since}&model={model}"),
         )
         .await?,
     )?;
@@ -507,5 +534,267 @@ async fn killed_worker_loses_only_what_it_had_in_flight() -> Result<()> {
         lines.len()
     );
     let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The probe's model: `sim-fast` batches at most 32 streams and its decode step grows with the
+/// batch, so a request's first token waits longer as the load rises and queues above 32.
+const PROBE_MODEL: &str = "sim-fast";
+/// Locust's load: 48 users spawned at 4 per second (12 s of ramp), for 32 s.
+const LOAD_USERS: u32 = 48;
+/// The probe's requests, at 1 per second (Poisson) on 2 streams: ≈ 24 s or more, so the lowest
+/// third of them goes out during the ramp and the highest third at (nearly) the full load, even
+/// when the Poisson gaps run short.
+const PROBE_REQUESTS: usize = 24;
+/// The probe's P50 TTFT in the highest third of load must be at least this multiple of the
+/// lowest third's…
+const PROBE_RISE_FACTOR: f64 = 2.0;
+/// …and at least this much higher (ms).
+const PROBE_RISE_MS: f64 = 100.0;
+
+/// A probe under load: Locust's two workers drive the studio's own reference endpoint with load
+/// rising from 0 to 48 users while the studio runs a probe (24 requests, 2 streams, 1 request/s);
+/// the probe's timeline (exported natively from the saved run) and the workers' files (and the
+/// ledger), imported together, make one run whose headline is the probe's, whose finding says
+/// the probe's TTFT rose with the load, and whose chart draws it against the load.
+///
+/// Margin: the probe's P50 TTFT in the highest third of the load ≥ ×2 and ≥ 100 ms above the
+/// lowest third's. At the low end (a few streams) `sim-fast` answers in ≈ 60 ms (40 ms prefill
+/// and part of a ≈ 15 ms step); in the top third (≥ ~30 of 48 users) its batch of 32 is full
+/// or nearly, each step ≈ 60 ms and a new request queues for a slot (hundreds of ms to
+/// seconds); the browser's own error is a few ms (README), so only a missing load could fail
+/// the margin. Checked against the server: the probe's TTFT agrees with the server's first
+/// write (median |difference| ≤ 15 ms), the server's queue time rises the same way, and the load
+/// the merge counts at each probe send matches the requests the server had in flight then
+/// (median |difference| ≤ 3).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Locust, the built app and Chromium: run `cargo xtask test`"]
+async fn a_browser_probe_feels_the_locust_load() -> Result<()> {
+    use fantoccini::Locator;
+    use ttft_core::probe::{PROBE_CLIENT, probe_under_load};
+    use ttft_core::timeline_file::{Vantage, export};
+    use ttft_e2e::{
+        click, drawn_charts, open_studio, saved_runs, set_field, wait_run_complete, wait_text,
+    };
+
+    let session = open_studio().await?;
+    let c = &session.client;
+    let port = session.studio.port;
+    let dir = temp_dir("probe")?;
+    let file = write_locustfile_for(&dir, port, "locust-e2e-probe", PROBE_MODEL)?;
+    set_field(c, "model", PROBE_MODEL).await?;
+    set_field(c, "requests", &PROBE_REQUESTS.to_string()).await?;
+    set_field(c, "concurrency", "2").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "12").await?;
+    set_field(c, "rate", "1").await?;
+    let since = unix_ms();
+    let mut procs = start_locust_users(&file, &dir, "32s", 0, LOAD_USERS, 4)?;
+    // The probe starts once the load has (a worker wrote its first line).
+    let waiting = Instant::now();
+    while lines_of(&worker_files(&dir).unwrap_or_default()).is_empty() {
+        ensure!(
+            waiting.elapsed() < Duration::from_secs(40),
+            "Locust sent nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    click(c, "start-run").await?;
+    wait_run_complete(c, 120).await?;
+    wait_master(&mut procs, &dir, Duration::from_secs(90)).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(procs);
+
+    // The probe's timeline, as Export timeline writes it.
+    let probe_run = saved_runs(c).await?.remove(0);
+    ensure!(
+        probe_run.requests.len() == PROBE_REQUESTS,
+        "{} probe requests",
+        probe_run.requests.len()
+    );
+    let probe_file = dir.join("probe.jsonl");
+    std::fs::write(
+        &probe_file,
+        export(&probe_run, &Vantage::browser(None, None)),
+    )?;
+    let mut paths = vec![probe_file.display().to_string()];
+    for e in std::fs::read_dir(dir.join("timelines"))? {
+        let p = e?.path();
+        let name = p.to_string_lossy().into_owned();
+        if name.ends_with(".jsonl") || name.ends_with(".ledger.json") {
+            paths.push(name);
+        }
+    }
+    ensure!(
+        paths.len() == 4,
+        "probe, 2 workers and the ledger: {paths:?}"
+    );
+    let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+    input.send_keys(&paths.join("\n")).await?;
+    let notice = wait_text(c, "notice", 20, |t| t.contains("merged 4 timeline file(s)")).await?;
+    ensure!(
+        notice.contains("measured by browser + locust (2 workers on 1 host)"),
+        "{notice}"
+    );
+    wait_text(c, "run-vantage", 10, |t| t.contains("browser + locust")).await?;
+    let headline = wait_text(c, "probe-headline", 10, |t| !t.is_empty()).await?;
+    ensure!(
+        headline.contains(&format!("the probe's {PROBE_REQUESTS} browser request(s)")),
+        "{headline}"
+    );
+    let finding = c
+        .find(Locator::Css("[data-finding=probe_under_load]"))
+        .await?
+        .text()
+        .await?;
+    println!("probe finding: {finding}");
+    ensure!(finding.contains("The probe's TTFT rose from"), "{finding}");
+    let (charts, _) = drawn_charts(c, "report-charts", 30).await?;
+    ensure!(
+        charts.first().map(String::as_str) == Some("probe-load"),
+        "charts: {charts:?}"
+    );
+
+    let merged = saved_runs(c).await?.remove(0);
+    ensure!(
+        merged.is_probe_under_load(),
+        "the saved run keeps each request's client"
+    );
+    let agg = merged.aggregates();
+    ensure!(
+        agg.count == PROBE_REQUESTS,
+        "the headline is the probe's: {} requests",
+        agg.count
+    );
+    let p = probe_under_load(&merged).context("a probe under load")?;
+    let (lo, hi) = (p.ttft_by_load[0], p.ttft_by_load[2]);
+    println!(
+        "probe under load: {} probe and {} locust requests, peak {} in flight; probe P50 TTFT {:.1} ms at {}–{} in flight ({} requests), {:.1} ms at {}–{} ({})",
+        p.probe_count,
+        p.load_count,
+        p.peak_in_flight,
+        lo.ttft_p50_ms,
+        lo.from,
+        lo.to,
+        lo.count,
+        hi.ttft_p50_ms,
+        hi.from,
+        hi.to,
+        hi.count
+    );
+    println!(
+        "probe (s, TTFT ms, load): {:?}",
+        p.points
+            .iter()
+            .map(|q| (
+                (q.start_ms / 100.0).round() / 10.0,
+                q.ttft_ms.map(f64::round),
+                q.load_in_flight
+            ))
+            .collect::<Vec<_>>()
+    );
+    ensure!(
+        p.peak_in_flight >= 40,
+        "the load reached {} in flight",
+        p.peak_in_flight
+    );
+    ensure!(
+        hi.ttft_p50_ms >= lo.ttft_p50_ms * PROBE_RISE_FACTOR
+            && hi.ttft_p50_ms - lo.ttft_p50_ms >= PROBE_RISE_MS,
+        "the probe's TTFT did not rise with the load: {:.1} ms → {:.1} ms",
+        lo.ttft_p50_ms,
+        hi.ttft_p50_ms
+    );
+
+    // Against the server's records.
+    let truth = truth_of(port, since, PROBE_MODEL).await?;
+    let by_id: std::collections::HashMap<&str, &Value> = truth
+        .iter()
+        .filter_map(|t| Some((t["id"].as_str()?, t)))
+        .collect();
+    let probe_ids: std::collections::HashSet<&str> = merged
+        .requests
+        .iter()
+        .filter(|r| r.client.as_deref() == Some(PROBE_CLIENT))
+        .filter_map(|r| r.server_request_id.as_deref())
+        .collect();
+    // The load the server had at a wall-clock time: other requests received and not yet done.
+    let server_load = |t: f64| {
+        truth
+            .iter()
+            .filter(|r| !r["id"].as_str().is_some_and(|id| probe_ids.contains(id)))
+            .filter(|r| {
+                let received = r["received_unix_ms"].as_f64().unwrap_or(f64::NAN);
+                let last = r["chunks"]
+                    .as_array()
+                    .and_then(|c| c.last())
+                    .and_then(|c| c["written_ms"].as_f64())
+                    .unwrap_or(0.0);
+                received <= t && t < received + last
+            })
+            .count() as f64
+    };
+    let (mut ttft_diff, mut load_diff) = (Vec::new(), Vec::new());
+    let mut queue_by_load: Vec<(u32, f64)> = Vec::new();
+    for r in merged
+        .requests
+        .iter()
+        .filter(|r| r.client.as_deref() == Some(PROBE_CLIENT) && r.outcome.is_ok())
+    {
+        let t = by_id
+            .get(
+                r.server_request_id
+                    .as_deref()
+                    .context("a probe without x-request-id")?,
+            )
+            .context("no ground truth for a probe request")?;
+        let first = t["chunks"][0]["written_ms"].as_f64().context("no chunk")?;
+        let ttft = r.metrics.ttft_ms.context("no TTFT")?;
+        ttft_diff.push((ttft - first).abs());
+        let sent = r.sent_epoch_ms.context("no send time")?;
+        let ours = p
+            .points
+            .iter()
+            .find(|q| q.start_ms == r.start_ms)
+            .context("a probe point")?
+            .load_in_flight;
+        load_diff.push((server_load(sent) - f64::from(ours)).abs());
+        queue_by_load.push((ours, t["queue_ms"].as_f64().unwrap_or(0.0)));
+    }
+    queue_by_load.sort_by_key(|q| q.0);
+    let n = queue_by_load.len();
+    let median = |v: &[f64]| ttft_core::stats::percentile(v, 50.0).unwrap_or(f64::NAN);
+    let q_lo = median(
+        &queue_by_load[..n / 3]
+            .iter()
+            .map(|q| q.1)
+            .collect::<Vec<_>>(),
+    );
+    let q_hi = median(
+        &queue_by_load[2 * n / 3..]
+            .iter()
+            .map(|q| q.1)
+            .collect::<Vec<_>>(),
+    );
+    let (td, ld) = (median(&ttft_diff), median(&load_diff));
+    println!(
+        "probe vs server: |TTFT − first write| median {td:.2} ms (max {:.2}); |load − server's in flight| median {ld:.1} (max {:.0}); server queue P50 {q_lo:.1} ms at low load, {q_hi:.1} ms at high load",
+        ttft_diff.iter().copied().fold(0.0, f64::max),
+        load_diff.iter().copied().fold(0.0, f64::max)
+    );
+    ensure!(
+        td <= 15.0,
+        "the probe's TTFT is {td:.2} ms off the server's first write"
+    );
+    ensure!(
+        ld <= 3.0,
+        "the merged load is {ld:.1} requests off the server's"
+    );
+    ensure!(
+        q_hi > q_lo,
+        "the server queued the probe longer at high load: {q_lo:.1} → {q_hi:.1} ms"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    session.client.clone().close().await?;
     Ok(())
 }

@@ -116,10 +116,11 @@ pub(crate) fn test() -> Result<()> {
         }
     }
     // Distributed Locust (one master, two workers on loopback) running the generated
-    // locustfile against the reference endpoint; needs no built app.
+    // locustfile against the reference endpoint; the probe-under-load test also drives the
+    // built app in Chromium (a browser probe during the Locust run).
     match ensure_locust() {
         Ok(locust) => {
-            tally.step("Locust distributed run vs ground truth", {
+            tally.step("Locust distributed run (ground truth, probe)", {
                 let mut c = e2e_suite("locust");
                 c.arg("--nocapture").env("LOCUST", locust);
                 c

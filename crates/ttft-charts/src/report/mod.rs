@@ -5,11 +5,13 @@
 //! CDFs), `timeline` (the per-request waterfall and ITL against output position), `reading`
 //! (delivered against read text of the median request, with the reader waits), `load` (TTFT
 //! against prompt length, latency and throughput against load, multi-turn rounds) and `agent`
-//! (time to valid JSON).
+//! (time to valid JSON), `probe` (a browser probe's TTFT against the load client's requests in
+//! flight, only in a run that holds both).
 
 mod agent;
 mod latency;
 mod load;
+mod probe;
 mod reading;
 mod timeline;
 
@@ -25,12 +27,20 @@ use timeline::{itl_by_position, waterfall};
 
 /// Every chart that has data in this run, in reading order.
 pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
-    let ok: Vec<&RequestRecord> = report.measured().filter(|r| r.outcome.is_ok()).collect();
+    // The headline's requests: in a probe under load, the probe's (the load is drawn against
+    // it in the first chart).
+    let ok: Vec<&RequestRecord> = report
+        .headline_requests()
+        .filter(|r| r.outcome.is_ok())
+        .collect();
     let ttft: Vec<f64> = ok.iter().filter_map(|r| r.metrics.ttft_ms).collect();
     // Per-token gaps per request (ITL against position) and all together, computed once.
     let per_req_itl: Vec<Vec<f64>> = ok.iter().map(|r| r.metrics.per_token_itl()).collect();
     let itl = per_req_itl.concat();
     let mut out = Vec::new();
+    if let Some(p) = ttft_core::probe::probe_under_load(report) {
+        out.extend(probe::probe_under_load(&p));
+    }
     if !ttft.is_empty() {
         out.push(latency_histogram(
             "ttft-hist",

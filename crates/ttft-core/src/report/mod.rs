@@ -116,6 +116,12 @@ pub struct RequestRecord {
     /// ([`crate::timeline_file`]); never carried by share links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<crate::timeline_file::RawCapture>,
+    /// The client that measured the request (`browser`, `locust`, the timeline line's
+    /// `vantage.client`) when the run was merged from timeline files; `None` for a run measured
+    /// in this studio. A run with a `browser` probe and another client's load is a probe under
+    /// load ([`crate::probe`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// A whole run.
@@ -302,6 +308,7 @@ impl RequestRecord {
             reading_units: Vec::new(),
             token_arrivals: Vec::new(),
             raw: None,
+            client: None,
         }
     }
 }
@@ -372,12 +379,12 @@ impl Report {
     pub fn experience_summary(&self) -> ExperienceSummary {
         match self.shared.as_ref().and_then(|s| s.headline.as_deref()) {
             Some(headline) => headline.experience.clone(),
-            None => summarize(self.measured(), &self.experience),
+            None => summarize(self.headline_requests(), &self.experience),
         }
     }
 
     fn statistics(&self, with_experience: bool) -> Aggregates {
-        let reqs: Vec<&RequestRecord> = self.measured().collect();
+        let reqs: Vec<&RequestRecord> = self.headline_requests().collect();
         let ok: Vec<&RequestMetrics> = reqs
             .iter()
             .filter(|r| r.outcome.is_ok())

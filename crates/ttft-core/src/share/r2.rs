@@ -1170,6 +1170,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
             reading_units,
             token_arrivals,
             raw: None,
+            client: None,
         });
     }
     for c in &cols {
