@@ -2,7 +2,7 @@
 //! article's lesson: total latency against TTFT and ITL) and the overlaid charts.
 
 use leptos::prelude::*;
-use ttft_core::compare::{Better, Unit, compare};
+use ttft_core::compare::{Better, Unit, compare, vantage_note};
 use ttft_core::report::{Aggregates, Report};
 
 use crate::browser::clock::now_ms;
@@ -38,6 +38,11 @@ pub fn CompareView() -> impl IntoView {
         let aggs: Vec<Aggregates> = picked.iter().map(Report::aggregates).collect();
         let titles: Vec<&str> = picked.iter().map(|r| r.title.as_str()).collect();
         let cmp = compare(&titles, &aggs);
+        let vantages: Vec<(&str, Option<&str>)> = picked
+            .iter()
+            .map(|r| (r.title.as_str(), r.vantage.as_deref()))
+            .collect();
+        let vantage = vantage_note(&vantages);
         let specs = ttft_charts::compare_charts(&titles, &picked, &aggs, &cmp);
         // One recorded stream per run, the one with the median TTFT, side by side.
         let (replays, replay_names): (Vec<_>, Vec<_>) = picked
@@ -48,6 +53,7 @@ pub fn CompareView() -> impl IntoView {
             <article class="report compare" data-testid="compare">
                 <h2>"Compare"</h2>
                 <p class="lesson" data-testid="compare-lesson">{cmp.lesson.clone()}</p>
+                {vantage.map(|v| view! { <p class="warning" data-testid="compare-vantage">{v}</p> })}
                 <table data-testid="compare-table">
                     <thead><tr><th>"Metric"</th>{titles.iter().map(|t| view! { <th>{t.to_string()}</th> }).collect_view()}</tr></thead>
                     <tbody>

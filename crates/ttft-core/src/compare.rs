@@ -371,3 +371,24 @@ pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
         lesson,
     }
 }
+
+/// When the runs compared were measured by different clients, what each one's times include,
+/// in words: `(title, vantage)` per run, `None` for a run measured in this studio's browser
+/// tab. Nothing when every run has the same vantage.
+pub fn vantage_note(runs: &[(&str, Option<&str>)]) -> Option<String> {
+    fn of(v: Option<&str>) -> &str {
+        v.unwrap_or("the browser (this studio)")
+    }
+    let first = of(runs.first()?.1);
+    if runs.iter().all(|(_, v)| of(*v) == first) {
+        return None;
+    }
+    let who: Vec<String> = runs
+        .iter()
+        .map(|(title, v)| format!("{title}: {}", of(*v)))
+        .collect();
+    Some(format!(
+        "Measured by different clients ({}). Each client's times include its own delays: a browser's its network process and event loop, a Python client's (Locust, benchmark tools) its scheduling (gevent, the GIL, garbage collection). Differences of a few ms may be the clients', not the servers'; compare runs of one client for those.",
+        who.join("; ")
+    ))
+}

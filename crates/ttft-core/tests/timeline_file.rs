@@ -648,3 +648,39 @@ fn a_master_s_ledger_counts_what_a_killed_worker_never_wrote() {
         "a ledger alone holds no request"
     );
 }
+
+#[test]
+fn a_link_says_who_measured_the_run_and_what_the_merge_found() {
+    let a = worker_file("host-a:101", &[0, 1, 2, 3], 5000.0, WALL0);
+    let b = worker_file("host-b:202", &[0, 2], 5016.0, WALL0);
+    let merged = merge(&[("a.jsonl", a), ("b.jsonl", b)]).unwrap().report;
+    assert!(merged.vantage.is_some() && !merged.import_notes.is_empty());
+    let link = ttft_core::share::encode(&merged, &Default::default());
+    let opened = ttft_core::share::decode(&link.text).unwrap();
+    assert_eq!(opened.vantage, merged.vantage);
+    assert_eq!(opened.import_notes, merged.import_notes);
+    // A run of this studio's own says nothing of the kind.
+    let own = ttft_core::share::decode(
+        &ttft_core::share::encode(&browser_run(), &Default::default()).text,
+    )
+    .unwrap();
+    assert!(own.vantage.is_none() && own.import_notes.is_empty());
+}
+
+#[test]
+fn comparing_runs_of_different_clients_says_what_each_includes() {
+    use ttft_core::compare::vantage_note;
+    assert_eq!(vantage_note(&[("a", None), ("b", None)]), None);
+    let same = Some("locust (2 workers on 1 host)");
+    assert_eq!(vantage_note(&[("a", same), ("b", same)]), None);
+    let note = vantage_note(&[("browser run", None), ("locust run", same)]).unwrap();
+    assert!(
+        note.contains("browser run: the browser (this studio)")
+            && note.contains("locust run: locust (2 workers on 1 host)"),
+        "{note}"
+    );
+    assert!(
+        note.contains("the GIL") && note.contains("event loop"),
+        "{note}"
+    );
+}

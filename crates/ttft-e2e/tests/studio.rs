@@ -819,6 +819,20 @@ async fn a_run_round_trips_through_timeline_files() -> anyhow::Result<()> {
         }
     }
     assert!(merged.import_notes.is_empty(), "{:?}", merged.import_notes);
+    // Compared with the browser's own run, the view says the clients differ.
+    for b in c
+        .find_all(Locator::Css("[data-testid=compare-run]"))
+        .await?
+    {
+        b.click().await?;
+    }
+    let note = wait_text(c, "compare-vantage", 10, |t| !t.is_empty()).await?;
+    assert!(
+        note.contains("Measured by different clients")
+            && note.contains("locust (2 workers on 1 host)")
+            && note.contains("the browser (this studio)"),
+        "{note}"
+    );
     // Worker b's middle request lost, and worker a's file selected twice.
     let lossy: String = files[1]
         .lines()

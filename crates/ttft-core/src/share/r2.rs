@@ -79,6 +79,12 @@ struct Header {
     strings: Vec<String>,
     left_out: Vec<String>,
     headline: Option<Box<Aggregates>>,
+    /// Who measured the run, for a run read from timeline files (absent from older links).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    vantage: Option<String>,
+    /// What reading its timeline files found (absent from older links).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    import_notes: Vec<String>,
 }
 
 /// The columns, in stored order.
@@ -666,6 +672,8 @@ pub(super) fn encode(
         strings: strings.list,
         left_out,
         headline: headline.map(Box::new),
+        vantage: report.vantage.clone(),
+        import_notes: report.import_notes.clone(),
     };
     let header = serde_json::to_vec(&header).expect("headers always serialize");
     let mut out = Column::default();
@@ -1193,6 +1201,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
     report.version = header.version;
     report.stamping = header.stamping;
     report.thresholds = header.thresholds;
+    report.vantage = header.vantage;
+    report.import_notes = header.import_notes;
     report.shared = Some(SharedFrom {
         format: "r2".into(),
         precision_ms: header.precision_ms,
