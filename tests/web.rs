@@ -70,7 +70,8 @@ fn run(id: u64, title: &str) -> SavedRun {
     SavedRun {
         id: RunId(id),
         report: Report::new(title, EndpointInfo::default(), "chat")
-            .with_settings(serde_json::json!({})),
+            .with_settings(serde_json::json!({}))
+            .into(),
     }
 }
 
@@ -145,7 +146,7 @@ async fn runs_are_saved_renamed_and_deleted_one_record_each_under_their_ids() {
 async fn a_large_run_round_trips_and_a_missing_report_is_called_damaged() {
     storage::clear_all().await.unwrap();
     let mut big = run(1, "big");
-    big.report.requests = requests(2000);
+    std::sync::Arc::make_mut(&mut big.report).requests = requests(2000);
     save(&big, 1, 2).await;
     let index = storage::load_index().await.unwrap();
     assert_eq!(index.runs[0].requests, big.report.requests.len());

@@ -1139,6 +1139,23 @@ async fn a_full_quota_lets_the_user_choose_what_goes() -> anyhow::Result<()> {
     wait_text(c, "quota-advice", 5, |t| t.contains("Deleting 1 run")).await?;
     simulate_full_storage(c, false).await?;
     click(c, "quota-retry").await?;
+    // The earlier failure stays on the run until the retry takes it up (a moment on a busy
+    // machine): wait for that before reading how the retry ends.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while c
+        .find(Locator::Css("[data-testid=run-item]"))
+        .await?
+        .attr("data-saved")
+        .await?
+        .as_deref()
+        == Some("failed")
+    {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the retry never started: the run still shows its earlier failure"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let saved = newest_run_saved(c, 30).await?;
     assert!(saved.bytes > 0);
     let runs = saved_runs(c).await?;
