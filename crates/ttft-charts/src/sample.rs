@@ -128,36 +128,10 @@ pub fn cdf(values: &[f64], cap: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// `bins` equal-width bins between the smallest and largest of the finite values, counting
-/// every value once: the same bins as `ttft_core::stats::histogram`, in one pass and no sort.
+/// `bins` equal-width bins between the smallest and largest of the finite values: the core's
+/// one-pass histogram, no sort.
 pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
-    let finite = || values.iter().copied().filter(|v| v.is_finite());
-    let (Some(lo), Some(hi)) = (
-        finite().min_by(f64::total_cmp),
-        finite().max_by(f64::total_cmp),
-    ) else {
-        return Vec::new();
-    };
-    if bins == 0 {
-        return Vec::new();
-    }
-    let width = if hi > lo {
-        (hi - lo) / bins as f64
-    } else {
-        1.0
-    };
-    let mut out: Vec<Bin> = (0..bins)
-        .map(|i| Bin {
-            lo: lo + width * i as f64,
-            hi: lo + width * (i + 1) as f64,
-            count: 0,
-        })
-        .collect();
-    for v in finite() {
-        let i = (((v - lo) / width) as usize).min(bins - 1);
-        out[i].count += 1;
-    }
-    out
+    ttft_core::stats::histogram(values, bins)
 }
 
 /// Indices of at most `cap` of `values` (one per item, `None` for items without a value),

@@ -119,13 +119,19 @@ pub struct Bin {
     pub count: usize,
 }
 
-/// Equal-width histogram with `bins` bins over the sample's range.
+/// Equal-width histogram with `bins` bins over the range of the finite values, counting each
+/// once, in one pass and no sort.
 pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
-    let s = sorted(values);
-    if s.is_empty() || bins == 0 {
+    let finite = || values.iter().copied().filter(|v| v.is_finite());
+    let (Some(lo), Some(hi)) = (
+        finite().min_by(f64::total_cmp),
+        finite().max_by(f64::total_cmp),
+    ) else {
+        return Vec::new();
+    };
+    if bins == 0 {
         return Vec::new();
     }
-    let (lo, hi) = (s[0], s[s.len() - 1]);
     let width = if hi > lo {
         (hi - lo) / bins as f64
     } else {
@@ -138,7 +144,7 @@ pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
             count: 0,
         })
         .collect();
-    for v in s {
+    for v in finite() {
         let i = (((v - lo) / width) as usize).min(bins - 1);
         out[i].count += 1;
     }
