@@ -1,7 +1,9 @@
 //! The generated locustfile, run for real: Locust in distributed mode (one master, two workers
 //! on loopback, headless, bounded in time and in requests, `--stop-timeout 10` so a run's end
 //! lets streams finish) against the reference endpoint started in-process; the workers' timeline
-//! files merged by the core and checked against the server's ground truth.
+//! files merged by the core and checked against the server's ground truth, then imported the
+//! user's way, through the studio in headless Chromium, where the saved run must have the same
+//! requests and figures as the native merge and meet the same tolerances.
 //!
 //! A probe under load: the same distributed run against the studio's own server, with load
 //! rising to 48 users, while the built studio (headless Chromium) runs a small probe; the
@@ -323,7 +325,7 @@ fn lines_of(files: &[(String, String)]) -> Vec<Value> {
 /// 60 requests, each seen once by the server and once in the files, and the merged run agrees
 /// with ground truth within the stated tolerance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Locust in a virtualenv: run `cargo xtask test` (it installs it into target/locust)"]
+#[ignore = "needs Locust, the built app and Chromium: run `cargo xtask test`"]
 async fn distributed_run_matches_ground_truth() -> Result<()> {
     let port = start_server().await?;
     let dir = temp_dir("run")?;
@@ -423,7 +425,87 @@ async fn distributed_run_matches_ground_truth() -> Result<()> {
         "P99 first-chunk delay {:.3} ms > {TTFT_P99_MS}",
         f.p99
     );
+    import_in_chromium(&dir, &merged.report, &truth).await?;
     let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The user's way back: the worker files and the master's ledger imported through the studio
+/// in headless Chromium. The run the studio saves has every request once, the same figures as
+/// the native merge (the same core, compiled to wasm), the Locust vantage in its report, and
+/// agrees with ground truth within the same tolerances.
+async fn import_in_chromium(dir: &Path, native: &ttft_core::Report, truth: &[Value]) -> Result<()> {
+    use fantoccini::Locator;
+    use ttft_e2e::{open_studio, saved_runs, wait_text};
+
+    let session = open_studio().await?;
+    let c = &session.client;
+    let mut paths = Vec::new();
+    for e in std::fs::read_dir(dir.join("timelines"))? {
+        let p = e?.path();
+        let name = p.to_string_lossy().into_owned();
+        if name.ends_with(".jsonl") || name.ends_with(".ledger.json") {
+            paths.push(name);
+        }
+    }
+    ensure!(paths.len() == 3, "2 worker files and the ledger: {paths:?}");
+    let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+    input.send_keys(&paths.join("\n")).await?;
+    let notice = wait_text(c, "notice", 30, |t| t.contains("timeline file(s)")).await?;
+    ensure!(
+        notice.contains(&format!(
+            "merged 3 timeline file(s) into one run of {} requests measured by locust (2 workers on 1 host)",
+            truth.len()
+        )),
+        "{notice}"
+    );
+    wait_text(c, "run-vantage", 10, |t| {
+        t.contains("locust (2 workers on 1 host)")
+    })
+    .await?;
+    let run = saved_runs(c).await?.remove(0);
+    // The studio stores its run as JSON: the native merge goes through the same writer and
+    // reader, so both sides hold the same decimal rendering of every time.
+    let native = ttft_core::report::read_json(&serde_json::to_vec(native)?)?;
+    let native = &native;
+    ensure!(
+        run.requests.len() == truth.len(),
+        "the studio's run has {} requests, the server saw {}",
+        run.requests.len(),
+        truth.len()
+    );
+    let by_index: std::collections::HashMap<
+        (Option<&str>, u32),
+        &ttft_core::report::RequestRecord,
+    > = native
+        .requests
+        .iter()
+        .map(|r| ((r.server_request_id.as_deref(), r.index), r))
+        .collect();
+    for r in &run.requests {
+        let n = by_index
+            .get(&(r.server_request_id.as_deref(), r.index))
+            .with_context(|| format!("request {} is not in the native merge", r.index))?;
+        ensure!(
+            r.metrics == n.metrics && r.outcome == n.outcome,
+            "request {}: the studio computed other figures than the native merge",
+            r.index
+        );
+    }
+    ensure!(
+        run.aggregates() == native.aggregates(),
+        "the studio's aggregates differ from the native merge's"
+    );
+    let (gaps, firsts, compared, _) = compare(&run, truth)?;
+    let g = Summary::of(&gaps).context("no gaps compared")?;
+    let f = Summary::of(&firsts).context("no first chunks compared")?;
+    println!(
+        "imported in Chromium: {} requests, {compared} compared; per-gap ITL |error| p99={:.3} ms; first chunk delay p99={:.3} ms",
+        run.requests.len(),
+        g.p99,
+        f.p99
+    );
+    ensure!(g.p99 <= ITL_P99_MS && f.p99 <= TTFT_P99_MS, "tolerance");
     Ok(())
 }
 
