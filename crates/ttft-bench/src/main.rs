@@ -90,20 +90,8 @@ async fn ui_run(
 /// The studio's report as the client requests the comparison reads.
 fn studio_requests(report: &Report) -> Vec<ClientRequest> {
     report
-        .requests
-        .iter()
-        .filter(|r| !r.warmup)
-        .map(|r| ClientRequest {
-            request_id: r.server_request_id.clone(),
-            sent_epoch_ms: r.sent_epoch_ms,
-            chunk_ms: r
-                .replay
-                .iter()
-                .filter(|p| p.kind == 'a')
-                .map(|p| p.at_ms)
-                .collect(),
-            ok: r.outcome.is_ok(),
-        })
+        .measured()
+        .map(ttft_core::calibration::client_chunks)
         .collect()
 }
 

@@ -232,7 +232,32 @@ fn a_concurrency_sweep_marks_thresholds_and_the_knee() {
     let levels = json(find(&charts, "levels"));
     assert_eq!(levels["xAxis"]["type"], "log");
     let knee = agg.knee_level.expect("a knee");
-    assert_eq!(mark_values(&levels["series"][0], "xAxis"), vec![knee]);
+    // The knee, and the highest level meeting the default (chat) SLO: TTFT P90 ≤ 1 s holds at
+    // 1, 2 and 4 streams (TTFT 150 × c ms) and fails at 8 (1.2 s).
+    let slo = ttft_core::slo::evaluate(&r, &r.slo);
+    assert_eq!(slo.highest_level_meeting, Some(4.0));
+    assert_eq!(mark_values(&levels["series"][0], "xAxis"), vec![knee, 4.0]);
+    assert!(
+        find(&charts, "levels")
+            .caption
+            .contains("Meets the chat SLO up to 4"),
+        "{}",
+        find(&charts, "levels").caption
+    );
+    // Goodput (requests meeting the SLO per second) beside throughput, on its own axis: none
+    // at 8 and 16 streams.
+    let throughput = json(find(&charts, "throughput"));
+    let goodput = &throughput["series"][1];
+    assert!(goodput["name"].as_str().unwrap().starts_with("goodput"));
+    assert_eq!(goodput["yAxisIndex"], 1.0);
+    let per_level: Vec<f64> = goodput["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[1].as_f64().unwrap())
+        .collect();
+    assert_eq!(per_level.len(), 5);
+    assert!(per_level[..3].iter().all(|g| *g > 0.0) && per_level[3..] == [0.0, 0.0]);
     assert_eq!(
         mark_values(&levels["series"][1], "yAxis"),
         vec![r.thresholds.p95_ttft_ms]

@@ -14,7 +14,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::format::ms;
-use crate::report::Aggregates;
+use crate::report::{Aggregates, Report};
+use crate::review::tally_both;
 use crate::stats::Summary;
 
 /// Which direction is better for a metric.
@@ -391,4 +392,138 @@ pub fn vantage_note(runs: &[(&str, Option<&str>)]) -> Option<String> {
         "Measured by different clients ({}). Each client's times include its own delays: a browser's its network process and event loop, a Python client's (Locust, benchmark tools) its scheduling (gevent, the GIL, garbage collection). Differences of a few ms may be the clients', not the servers'; compare runs of one client for those.",
         who.join("; ")
     ))
+}
+
+/// The blind review votes between the compared runs ([`crate::review`]), to set beside the
+/// reading QoE and fluidity rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VoteSummary {
+    /// Per run (same order as the runs): votes it won against the other compared runs.
+    pub wins: Vec<u32>,
+    /// Votes that found no difference.
+    pub same: u32,
+    /// Votes cast between the compared runs.
+    pub total: u32,
+    /// The run that won the most votes, when one did.
+    pub winner: Option<usize>,
+    /// Whether the reading QoE prefers the same run ([`Comparison::reader_winner`]): `None`
+    /// when either side has no preference to compare.
+    pub agrees: Option<bool>,
+    /// The reading in one sentence.
+    pub sentence: String,
+}
+
+/// Figures a disagreement sends the reader to, when they side with the reviewers.
+const VOTE_CLUES: &[&str] = &[
+    "TTFT P50",
+    "Meaningful first token P50",
+    "E2E (total latency) P50",
+    "Requests with reader waits",
+    "Longest reader wait",
+    "Fluidity P99 miss rate",
+    "Fluid token rate",
+];
+
+/// The blind review votes between the compared runs (every pair of them, counted from both
+/// runs' records) and whether the reading QoE agrees with them; `None` when no vote was cast.
+pub fn vote_summary(reports: &[&Report], cmp: &Comparison) -> Option<VoteSummary> {
+    let n = reports.len();
+    let mut wins = vec![0u32; n];
+    let mut same = 0;
+    for i in 0..n {
+        for j in i + 1..n {
+            let t = tally_both(reports[i], reports[j]);
+            wins[i] += t.for_a;
+            wins[j] += t.for_b;
+            same += t.same;
+        }
+    }
+    let total = wins.iter().sum::<u32>() + same;
+    if total == 0 {
+        return None;
+    }
+    let name = |i: usize| reports[i].title.as_str();
+    let most = wins.iter().copied().max().unwrap_or(0);
+    let winner = (most > 0 && wins.iter().filter(|w| **w == most).count() == 1)
+        .then(|| wins.iter().position(|w| *w == most))
+        .flatten();
+    let same_note = match same {
+        0 => String::new(),
+        1 => " (1 found no difference)".to_owned(),
+        s => format!(" ({s} found no difference)"),
+    };
+    let record = if n == 2 {
+        let (w, l) = match winner {
+            Some(1) => (wins[1], wins[0]),
+            _ => (wins[0], wins[1]),
+        };
+        format!("{w}–{l}{same_note}")
+    } else {
+        let each: Vec<String> = (0..n)
+            .map(|i| format!("“{}” {}", name(i), wins[i]))
+            .collect();
+        format!("(votes won: {}){same_note}", each.join(", "))
+    };
+    let qoe = cmp.rows.iter().find(|r| r.metric == "Reading QoE P50");
+    let qoe_of = |i: usize| qoe.and_then(|r| r.values.get(i).copied().flatten());
+    let qoe_known = (0..n).filter(|i| qoe_of(*i).is_some()).count() >= 2;
+    let (agrees, reading) = match (winner, cmp.reader_winner) {
+        (Some(v), Some(r)) if v == r => (Some(true), "; reading QoE agrees.".to_owned()),
+        (Some(v), Some(r)) => {
+            let clues: Vec<&str> = VOTE_CLUES
+                .iter()
+                .copied()
+                .filter(|m| {
+                    cmp.rows
+                        .iter()
+                        .any(|row| row.metric == *m && row.best == Some(v))
+                })
+                .collect();
+            let q = |i: usize| qoe_of(i).map_or("—".to_owned(), |q| format!("{q:.2}"));
+            let look = match clues.split_last() {
+                None => "no headline figure sides with the reviewers: replay the streams they judged and check the reading speed in the experience settings".to_owned(),
+                Some((last, [])) => format!(
+                    "look at {last}, where “{}” is ahead, and at whether the reading speed in the experience settings fits your reviewers",
+                    name(v)
+                ),
+                Some((last, rest)) => format!(
+                    "look at {} and {last}, where “{}” is ahead, and at whether the reading speed in the experience settings fits your reviewers",
+                    rest.join(", "),
+                    name(v)
+                ),
+            };
+            (
+                Some(false),
+                format!(
+                    "; reading QoE disagrees (it prefers “{}”, {} vs {}): {look}.",
+                    name(r),
+                    q(r),
+                    q(v)
+                ),
+            )
+        }
+        (None, Some(r)) => (None, format!("; reading QoE prefers “{}”.", name(r))),
+        (Some(_), None) if qoe_known => (None, "; reading QoE cannot tell them apart.".to_owned()),
+        (None, None) if qoe_known => (None, "; neither can reading QoE.".to_owned()),
+        _ => (
+            None,
+            "; there is no reading QoE to set beside them.".to_owned(),
+        ),
+    };
+    let lead = match winner {
+        Some(v) => format!("Reviewers preferred “{}” {record}", name(v)),
+        None if most == 0 => format!(
+            "Reviewers found no difference in {same} vote{}",
+            if same == 1 { "" } else { "s" }
+        ),
+        None => format!("Reviewers were split {record}"),
+    };
+    Some(VoteSummary {
+        wins,
+        same,
+        total,
+        winner,
+        agrees,
+        sentence: format!("{lead}{reading}"),
+    })
 }

@@ -13,7 +13,9 @@
 //! format.
 
 pub mod agent_json;
+pub mod calibration;
 pub mod capture;
+pub mod client_health;
 pub mod compare;
 pub mod diagnosis;
 pub mod dialect;
@@ -26,9 +28,11 @@ pub mod openers;
 pub mod probe;
 pub mod report;
 pub mod request;
+pub mod review;
 pub mod roofline;
 pub mod scenario;
 pub mod share;
+pub mod slo;
 pub mod sse;
 pub mod stats;
 pub mod timeline;

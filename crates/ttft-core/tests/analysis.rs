@@ -563,17 +563,27 @@ fn aggregates_carry_the_runs_experience_with_the_reports_settings() {
     assert!((eb.qoe_p50.unwrap() - 0.81).abs() < 1e-9, "{eb:?}");
     assert!((eb.qoe_p10.unwrap() - 0.81).abs() < 1e-9);
     assert_eq!((ea.with_waits, eb.with_waits), (0, 0));
-    // Fluidity judges the pace against 50 ms gaps: B's first token misses
-    // 1 + ⌊(3500 − 1000) / 50⌋ = 51 deadlines, its 99 gaps of 40 ms none: 51 / 150. A banks
-    // 200 ms with its first token, its 65 ms gaps spend 15 ms each: 13 met, then 86 missed.
+    // Fluidity judges the pace against the reader's 187.5 ms a token: B's first token misses
+    // 1 + ⌊(3500 − 1000) / 187.5⌋ = 14 deadlines, its 99 gaps of 40 ms none: 14 / 113. A's
+    // first token is on time and its 65 ms gaps are faster than anyone reads: 0 of 100.
     assert!(
-        (eb.fluidity_p99_miss_rate.unwrap() - 0.34).abs() < 1e-9,
+        (eb.fluidity_p99_miss_rate.unwrap() - 14.0 / 113.0).abs() < 1e-9,
         "{eb:?}"
     );
-    assert!(
-        (ea.fluidity_p99_miss_rate.unwrap() - 0.86).abs() < 1e-9,
-        "{ea:?}"
-    );
+    assert_eq!(ea.fluidity_p99_miss_rate, Some(0.0), "{ea:?}");
+    // Etalon's 50 ms gaps (a server's smoothness target; the studio's default before) say the
+    // opposite: B misses
+    // 1 + ⌊(3500 − 1000) / 50⌋ = 51 of 150; A banks 200 ms with its first token, its 65 ms
+    // gaps spend 15 ms each: 13 met, then 86 missed.
+    let scored_at_50 = |r: &ttft_core::report::Report| {
+        r.clone()
+            .with_experience(ExperienceConfig::before_reader_pace())
+            .aggregates()
+            .experience
+    };
+    let (ea50, eb50) = (scored_at_50(&a), scored_at_50(&b));
+    assert!((eb50.fluidity_p99_miss_rate.unwrap() - 51.0 / 150.0).abs() < 1e-9);
+    assert!((ea50.fluidity_p99_miss_rate.unwrap() - 0.86).abs() < 1e-9);
     assert!(ea.fluid_token_rate.unwrap() < eb.fluid_token_rate.unwrap());
 
     // The report's own settings score it: a reader who expects the first word at 4 s is
@@ -587,12 +597,13 @@ fn aggregates_carry_the_runs_experience_with_the_reports_settings() {
     };
     let b2 = b.clone().with_experience(patient);
     assert!((b2.aggregates().experience.qoe_p50.unwrap() - 1.0).abs() < 1e-9);
-    // Default settings stay out of the file; others travel with it.
-    assert!(
-        !serde_json::to_string(&b)
-            .unwrap()
-            .contains("\"experience\"")
-    );
+    // The settings travel with the file; a file written without them (when they were the
+    // defaults of the time) opens with those defaults, so its figures do not change.
     let back = ttft_core::report::read_json(b2.to_json_pretty().as_bytes()).unwrap();
     assert_eq!(back.experience, patient);
+    let mut older = serde_json::to_value(&b).unwrap();
+    older.as_object_mut().unwrap().remove("experience");
+    let older = ttft_core::report::read_json(older.to_string().as_bytes()).unwrap();
+    assert_eq!(older.experience, ExperienceConfig::before_reader_pace());
+    assert_eq!(older.aggregates().experience, eb50);
 }

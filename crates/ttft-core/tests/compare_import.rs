@@ -300,12 +300,17 @@ fn a_reader_prefers_the_early_starter_and_the_lesson_says_why() {
         row(&cmp, "Longest reader wait").values,
         vec![Some(0.0), Some(0.0)]
     );
-    // Fluidity judges the pace against 50 ms gaps: A's 65 ms gaps miss them once the slack
-    // of its early first token is spent (186 of 200), B misses its 51 first-token deadlines.
+    // Fluidity judges the pace against the reader's 187.5 ms a token: A is on time
+    // throughout; B misses 1 + ⌊(3500 − 1000) / 187.5⌋ = 14 first-token deadlines of 14 + 199.
+    // The fastest pace each keeps fluid is still B's (40 ms gaps against 65).
     assert_eq!(row(&cmp, "Fluid token rate").best, Some(1));
     let miss = row(&cmp, "Fluidity P99 miss rate");
-    assert_eq!(miss.best, Some(1));
-    assert!((miss.values[0].unwrap() - 0.93).abs() < 1e-9, "{miss:?}");
+    assert_eq!(miss.best, Some(0));
+    assert_eq!(miss.values[0], Some(0.0), "{miss:?}");
+    assert!(
+        (miss.values[1].unwrap() - 14.0 / 213.0).abs() < 1e-9,
+        "{miss:?}"
+    );
 }
 
 #[test]

@@ -416,6 +416,9 @@ fn aggregates_count_requests_that_were_not_streamed() {
         shared: None,
         vantage: None,
         import_notes: Vec::new(),
+        votes: Vec::new(),
+        slo: Default::default(),
+        client_health: None,
     };
     let agg = report.aggregates();
     assert_eq!(agg.not_streamed, 1);

@@ -607,3 +607,54 @@ proptest! {
         let _ = ReadingExperience::curves(&arrivals, &rc);
     }
 }
+
+// ---------------------------------------------------------------- the reader's pace, for replay
+
+#[test]
+fn the_reader_pace_reads_in_order_never_ahead_of_delivery() {
+    use ttft_core::experience::ReaderPace;
+    // 4 words/s: 250 ms a word. "Hello " and "world " arrive at 0, "again" at 1000 ms. The
+    // reader reads the first two words over 0–500 ms, waits 500 ms (a counted wait, ≥ 250),
+    // then reads "again" over 1000–1250 ms.
+    let cfg = ReadingConfig::default();
+    let pace =
+        ReaderPace::of(&[(0.0, "Hello "), (0.0, "world "), (1000.0, "again")], &cfg).unwrap();
+    let read = |t: f64| &pace.text()[..pace.read_bytes_at(t)];
+    assert_eq!(read(0.0), "");
+    assert_eq!(read(125.0), "Hel", "half of the first piece's 6 bytes");
+    assert_eq!(read(250.0), "Hello ");
+    assert_eq!(read(600.0), "Hello world ");
+    assert_eq!(pace.wait_at(600.0), Some((500.0, 1000.0)));
+    assert_eq!(pace.wait_at(400.0), None);
+    assert_eq!(pace.delivered_bytes_at(999.0), 12);
+    assert_eq!(pace.delivered_bytes_at(1000.0), 17);
+    assert_eq!(read(1000.0), "Hello world ", "delivered is not read yet");
+    assert_eq!(read(1125.0), "Hello world ag");
+    assert_eq!(read(5000.0), "Hello world again");
+    assert_eq!(pace.read_by_ms(), 1250.0);
+    assert_eq!(pace.waits(), &[(500.0, 1000.0)]);
+    // Chinese by characters, 6 a second: "你好" takes 333 ms; halfway the first one is read,
+    // and a cut never splits a character.
+    let zh = ReaderPace::of(&[(0.0, "你好")], &cfg).unwrap();
+    assert_eq!(&zh.text()[..zh.read_bytes_at(1000.0 / 6.0)], "你");
+    assert_eq!(&zh.text()[..zh.read_bytes_at(200.0)], "你");
+    // Nothing to read, nothing to pace.
+    assert!(ReaderPace::of(&[(0.0, " ** ")], &cfg).is_none());
+}
+
+proptest! {
+    #[test]
+    fn the_reader_pace_never_panics_and_never_reads_ahead(
+        pieces in proptest::collection::vec((0.0f64..5000.0, "\\PC{0,6}"), 0..20),
+        t in -100.0f64..20000.0,
+    ) {
+        use ttft_core::experience::ReaderPace;
+        let arrivals: Vec<(f64, &str)> = pieces.iter().map(|(a, s)| (*a, s.as_str())).collect();
+        if let Some(p) = ReaderPace::of(&arrivals, &ReadingConfig::default()) {
+            let (r, d) = (p.read_bytes_at(t), p.delivered_bytes_at(t));
+            prop_assert!(r <= d, "read {} > delivered {}", r, d);
+            prop_assert!(p.text().is_char_boundary(r));
+            prop_assert!(p.read_bytes_at(t + 100.0) >= r);
+        }
+    }
+}

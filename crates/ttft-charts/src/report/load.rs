@@ -99,9 +99,19 @@ pub(super) fn levels(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
                 )
         };
     let th = report.thresholds;
-    let mut ttft_p50 = line("TTFT P50", &|g| g.ttft.map(|s| s.p50), 0.0);
+    // The run held to its SLO: the highest level meeting it is marked, and goodput drawn
+    // beside throughput.
+    let slo = ttft_core::slo::evaluate(report, &report.slo);
+    let mut level_marks = Vec::new();
     if let Some(k) = agg.knee_level {
-        ttft_p50 = ttft_p50.mark_line(marks(vec![vline(&format!("knee at {k}"), k)], "#333"));
+        level_marks.push(vline(&format!("knee at {k}"), k));
+    }
+    if let Some(h) = slo.highest_level_meeting {
+        level_marks.push(vline(&format!("{} SLO met up to {h}", slo.set.name), h));
+    }
+    let mut ttft_p50 = line("TTFT P50", &|g| g.ttft.map(|s| s.p50), 0.0);
+    if !level_marks.is_empty() {
+        ttft_p50 = ttft_p50.mark_line(marks(level_marks, "#333"));
     }
     let chart = base(Trigger::Axis)
         .title(title("Latency against load"))
@@ -129,29 +139,50 @@ pub(super) fn levels(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
                     THRESHOLD,
                 )),
         );
+    let goodput: Vec<_> = slo
+        .levels
+        .iter()
+        .filter_map(|l| Some(xy(l.level?, l.goodput_per_s?)))
+        .collect();
     let throughput = base(Trigger::Axis)
         .title(title("Throughput against load"))
         .x_axis(level_axis("level (concurrency or rate)"))
         .y_axis(value_axis("output tokens / s").scale(false))
+        .y_axis(value_axis("requests / s").scale(false))
         .series(line(
             "aggregate tokens/s",
             &|g| g.throughput_tokens_per_s,
             0.0,
-        ));
+        ))
+        .series(
+            Line::new()
+                .name(format!(
+                    "goodput: requests/s meeting the {} SLO",
+                    slo.set.name
+                ))
+                .y_axis_index(1.0)
+                .symbol(Symbol::Diamond)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed))
+                .data(goodput),
+        );
     vec![
         ChartSpec {
             id: "levels",
             title: "Latency against load".into(),
-            caption: match agg.knee_level {
-                Some(k) => format!(
-                    "Latency bends at level {k}: P50 TTFT or ITL above {}× the first level's.",
-                    agg.knee_factor
-                ),
-                None => format!(
-                    "No knee: P50 latency stays within {}× the first level's.",
-                    agg.knee_factor
-                ),
-            },
+            caption: format!(
+                "{} {}",
+                match agg.knee_level {
+                    Some(k) => format!(
+                        "Latency bends at level {k}: P50 TTFT or ITL above {}× the first level's.",
+                        agg.knee_factor
+                    ),
+                    None => format!(
+                        "No knee: P50 latency stays within {}× the first level's.",
+                        agg.knee_factor
+                    ),
+                },
+                slo.sentence()
+            ),
             chart,
         },
         ChartSpec {

@@ -97,6 +97,9 @@ impl Report {
             shared: None,
             vantage: None,
             import_notes: Vec::new(),
+            votes: Vec::new(),
+            slo: crate::slo::SloSet::default(),
+            client_health: None,
         }
     }
 

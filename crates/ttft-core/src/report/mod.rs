@@ -146,9 +146,10 @@ pub struct Report {
     pub settings: serde_json::Value,
     /// Thresholds used for goodput.
     pub thresholds: Thresholds,
-    /// Deadlines and reader the experience scores use ([`Aggregates::experience`]); absent
-    /// from the file when they are the defaults (and from files made before them).
-    #[serde(default, skip_serializing_if = "is_default")]
+    /// Deadlines and reader the experience scores use ([`Aggregates::experience`]), always
+    /// written; a file without them was written when they were the defaults of the time
+    /// ([`ExperienceConfig::before_reader_pace`]) and opens with those, so its figures stay.
+    #[serde(default = "ExperienceConfig::before_reader_pace")]
     pub experience: ExperienceConfig,
     /// The requests.
     pub requests: Vec<RequestRecord>,
@@ -165,6 +166,22 @@ pub struct Report {
     /// run measured in this studio, or files that merged cleanly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub import_notes: Vec<String>,
+    /// Blind review votes against other runs ([`crate::review`]), each from this run's side;
+    /// absent from the file when there are none (and from files made before them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub votes: Vec<crate::review::BlindVote>,
+    /// The service-level objectives the run is held to ([`crate::slo`]); absent from the file
+    /// when they are the default set (and from files made before them).
+    #[serde(default, skip_serializing_if = "is_default_slo")]
+    pub slo: crate::slo::SloSet,
+    /// How healthy the measuring tab was while the run streamed ([`crate::client_health`]),
+    /// when the studio watched it; `None` for imported runs and runs made before the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_health: Option<crate::client_health::ClientHealth>,
+}
+
+fn is_default_slo(set: &crate::slo::SloSet) -> bool {
+    *set == crate::slo::SloSet::default()
 }
 
 /// What a report opened from a share link is made of ([`crate::share`]).
@@ -181,10 +198,6 @@ pub struct SharedFrom {
     /// of some requests: the headline stays exact, charts draw from what was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headline: Option<Box<Aggregates>>,
-}
-
-fn is_default(cfg: &ExperienceConfig) -> bool {
-    *cfg == ExperienceConfig::default()
 }
 
 /// Statistics for one group (level) of a run.

@@ -37,6 +37,7 @@ use crate::metrics::{
 use crate::report::{
     Aggregates, EndpointInfo, REPORT_VERSION, ReplayPiece, Report, RequestRecord, SharedFrom,
 };
+use crate::review::BlindVote;
 use crate::stats::Thresholds;
 use crate::timeline::Outcome;
 
@@ -85,6 +86,15 @@ struct Header {
     /// What reading its timeline files found (absent from older links).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     import_notes: Vec<String>,
+    /// Blind review votes (absent from older links).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    votes: Vec<BlindVote>,
+    /// The SLO set (absent from older links, and when it is the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    slo: Option<crate::slo::SloSet>,
+    /// The client-health verdict (absent from older links and imported runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_health: Option<crate::client_health::ClientHealth>,
 }
 
 /// The columns, in stored order.
@@ -674,6 +684,9 @@ pub(super) fn encode(
         headline: headline.map(Box::new),
         vantage: report.vantage.clone(),
         import_notes: report.import_notes.clone(),
+        votes: report.votes.clone(),
+        slo: (report.slo != crate::slo::SloSet::default()).then(|| report.slo.clone()),
+        client_health: report.client_health.clone(),
     };
     let header = serde_json::to_vec(&header).expect("headers always serialize");
     let mut out = Column::default();
@@ -1203,6 +1216,9 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
     report.thresholds = header.thresholds;
     report.vantage = header.vantage;
     report.import_notes = header.import_notes;
+    report.votes = header.votes;
+    report.slo = header.slo.unwrap_or_default();
+    report.client_health = header.client_health;
     report.shared = Some(SharedFrom {
         format: "r2".into(),
         precision_ms: header.precision_ms,

@@ -1,0 +1,1799 @@
+//! Service-level objectives you can set, and the goodput they give (issue #14, item 5).
+//!
+//! An [`SloSet`] is a named list of [`Objective`]s, each "`metric` at percentile `p` over
+//! requests within `limit`", written in the studio's text field as
+//! `ttft p90 <= 1000ms, itl p90 <= 100ms, qoe p10 >= 0.9` ([`SloSet::parse`],
+//! [`Display`](fmt::Display)).
+//! [`evaluate`] holds a [`Report`] to it, per request, per level and for the whole run.
+//!
+//! # Definitions
+//!
+//! **Requests.** The requests judged are the report's headline requests
+//! ([`Report::headline_requests`]): measured (warm-ups left out) and, in a probe under load,
+//! the probe's only, the same requests as [`Report::aggregates`].
+//!
+//! **A request's value** for each [`SloMetric`]:
+//! - **TTFT**: its time to first token ([`RequestMetrics::ttft_ms`], ms).
+//! - **ITL**: the 95th percentile of its own per-token gaps
+//!   ([`RequestMetrics::extend_per_token_itl`], ms), the value today's goodput
+//!   ([`crate::report::Aggregates::goodput`]) holds to its ITL threshold.
+//! - **E2E**: the end of its stream ([`RequestMetrics::e2e_ms`], ms).
+//! - **Fluidity**: its Etalon fluidity-index, 0–1, higher is better, and **QoE**: its reading
+//!   QoE, 0–1, higher is better; both from [`RequestExperience::of`] with the report's
+//!   [`Report::experience`] settings.
+//!
+//! A **failed** request (any outcome but ok) fails every objective. A successful request
+//! without a first token fails TTFT (it delivered none, as in today's goodput). A successful
+//! request with **no value** for another metric is *not counted* for that objective: it
+//! neither meets nor fails it and is left out of that objective's percentile. ITL has no value
+//! for a request with fewer than two arrivals, QoE for one whose answer holds no readable text
+//! (a tool call only), Fluidity for one that produced no token.
+//!
+//! **Per request**, an objective is met when the request's value is within its limit (`≤` for
+//! latencies, `≥` for scores; [`Objective::meets`]): the percentile plays no part. A request
+//! **meets the SLO** when it fails none of the objectives ([`RequestSlo`]).
+//!
+//! **Per level** (a report group, [`crate::report::RequestRecord::group`], ordered by level as
+//! [`crate::report::Aggregates::groups`] are) and for the whole run:
+//! - **Attainment** (the goodput fraction) = requests meeting the SLO / requests.
+//! - **Goodput per second** = requests meeting the SLO / the group's wall time, from its first
+//!   request's start to its last request's end (`start_ms + e2e_ms`), as
+//!   [`crate::report::GroupStats::throughput_tokens_per_s`] measures it.
+//! - **An objective's value** is the percentile `p` of the requests' values, type 7 (linear
+//!   interpolation between closest ranks, as everywhere in [`crate::stats`]), with each failed
+//!   request (and, for TTFT, each successful request without a first token) ranked *worst*:
+//!   after every value for a latency, before every value for a score. When the percentile
+//!   falls on such a request, or interpolates towards one, the value is `None` and the
+//!   objective is not met; with no failures it is exactly [`percentile_select`]'s value. An
+//!   objective with no counted request at all (no QoE anywhere) is met: there is nothing to
+//!   hold to it.
+//! - The level **meets the SLO** when every objective is met at its percentile.
+//!
+//! **Highest level meeting** (on a run of two or more levels, all numeric): the highest level
+//! `L` such that `L` and every level below it meet the SLO; `None` when the first level fails.
+//! **First level failing**: the lowest level that does not. Both are `None` on other runs.
+//!
+//! Evaluation is linear in the requests for each objective: per-request values are computed
+//! once, and each percentile is found by selection, never by sorting.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::experience::RequestExperience;
+use crate::format;
+#[cfg(doc)]
+use crate::metrics::RequestMetrics;
+use crate::report::{Report, RequestRecord};
+use crate::stats::percentile_select;
+
+/// What an objective measures on each request (see the module doc for the exact values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SloMetric {
+    /// Time to first token (ms).
+    Ttft,
+    /// The request's P95 per-token gap (ms).
+    Itl,
+    /// End of the stream (ms).
+    E2e,
+    /// Etalon fluidity-index (0–1, higher is better).
+    Fluidity,
+    /// Reading QoE (0–1, higher is better).
+    Qoe,
+}
+
+impl SloMetric {
+    /// Every metric, in the order the text form lists them.
+    pub const ALL: [SloMetric; 5] = [
+        SloMetric::Ttft,
+        SloMetric::Itl,
+        SloMetric::E2e,
+        SloMetric::Fluidity,
+        SloMetric::Qoe,
+    ];
+
+    /// The word the text form uses: `ttft`, `itl`, `e2e`, `fluidity`, `qoe`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SloMetric::Ttft => "ttft",
+            SloMetric::Itl => "itl",
+            SloMetric::E2e => "e2e",
+            SloMetric::Fluidity => "fluidity",
+            SloMetric::Qoe => "qoe",
+        }
+    }
+
+    /// The name shown to people: `TTFT`, `ITL`, `E2E`, `Fluidity`, `QoE`.
+    pub fn label(self) -> &'static str {
+        match self {
+            SloMetric::Ttft => "TTFT",
+            SloMetric::Itl => "ITL",
+            SloMetric::E2e => "E2E",
+            SloMetric::Fluidity => "Fluidity",
+            SloMetric::Qoe => "QoE",
+        }
+    }
+
+    /// Scores (Fluidity, QoE) are better higher and lie in 0–1; latencies are better lower.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, SloMetric::Fluidity | SloMetric::Qoe)
+    }
+
+    /// An objective on this metric as the text form writes it, for messages.
+    pub fn example(self) -> &'static str {
+        match self {
+            SloMetric::Ttft => "ttft p90 <= 1000ms",
+            SloMetric::Itl => "itl p90 <= 100ms",
+            SloMetric::E2e => "e2e p90 <= 15000ms",
+            SloMetric::Fluidity => "fluidity p10 >= 0.9",
+            SloMetric::Qoe => "qoe p10 >= 0.9",
+        }
+    }
+
+    /// The metric a word of the text form names (case-insensitive; `tbt` is ITL, `e2el` E2E,
+    /// `fluid` Fluidity).
+    fn from_word(word: &str) -> Option<Self> {
+        match word.to_ascii_lowercase().as_str() {
+            "ttft" => Some(SloMetric::Ttft),
+            "itl" | "tbt" => Some(SloMetric::Itl),
+            "e2e" | "e2el" => Some(SloMetric::E2e),
+            "fluidity" | "fluid" => Some(SloMetric::Fluidity),
+            "qoe" => Some(SloMetric::Qoe),
+            _ => None,
+        }
+    }
+
+    fn operator(self) -> &'static str {
+        if self.higher_is_better() { ">=" } else { "<=" }
+    }
+
+    fn kind_words(self) -> &'static str {
+        if self.higher_is_better() {
+            "a score (higher is better)"
+        } else {
+            "a latency (lower is better)"
+        }
+    }
+
+    fn unit_hint(self) -> String {
+        if self.higher_is_better() {
+            format!(
+                "{self} is a score from 0 to 1, written without a unit, e.g. `{}`",
+                self.example()
+            )
+        } else {
+            format!(
+                "write {self} limits in ms or s, e.g. `{}` or `{} p90 <= 1.5s`",
+                self.example(),
+                self.keyword()
+            )
+        }
+    }
+}
+
+impl fmt::Display for SloMetric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Why an SLO cannot be used, with how to write it instead.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SloError {
+    /// No objective given.
+    #[error("an SLO needs at least one objective, e.g. `ttft p90 <= 1000ms`")]
+    NoObjectives,
+    /// The percentile is not in (0, 100].
+    #[error(
+        "{metric} p{percentile}: the percentile of requests must be above 0 and at most 100, e.g. `{}`",
+        .metric.example()
+    )]
+    Percentile {
+        /// The objective's metric.
+        metric: SloMetric,
+        /// The percentile given.
+        percentile: f64,
+    },
+    /// The limit is not a finite number above 0.
+    #[error(
+        "{metric}: the limit must be a number above 0 (got {limit}), e.g. `{}`",
+        .metric.example()
+    )]
+    Limit {
+        /// The objective's metric.
+        metric: SloMetric,
+        /// The limit given.
+        limit: f64,
+    },
+    /// A score's limit above 1.
+    #[error(
+        "{metric} is a score from 0 to 1: its limit must be at most 1 (got {limit}), e.g. `{}`",
+        .metric.example()
+    )]
+    ScoreAboveOne {
+        /// The objective's metric.
+        metric: SloMetric,
+        /// The limit given.
+        limit: f64,
+    },
+    /// The set's name is empty, too long, or holds a separator.
+    #[error(
+        "the SLO's name must be 1 to 40 characters, without `:`, `,` or `;` and without spaces around it (got `{0}`), e.g. `my api: ttft p90 <= 1000ms`"
+    )]
+    Name(String),
+    /// An objective does not begin with a metric.
+    #[error(
+        "`{part}`: `{word}` is not a metric; begin each objective with ttft, itl, e2e, fluidity or qoe, e.g. `ttft p90 <= 1000ms`"
+    )]
+    UnknownMetric {
+        /// The objective as written.
+        part: String,
+        /// The word where the metric should be.
+        word: String,
+    },
+    /// No percentile after the metric.
+    #[error(
+        "`{part}`: after the metric write the percentile of requests, `p` and a number, e.g. `{}`",
+        .metric.example()
+    )]
+    MissingPercentile {
+        /// The objective as written.
+        part: String,
+        /// Its metric.
+        metric: SloMetric,
+    },
+    /// No comparison after the percentile.
+    #[error(
+        "`{part}`: after the percentile write `{}` and the limit, e.g. `{}`",
+        .metric.operator(),
+        .metric.example()
+    )]
+    MissingOperator {
+        /// The objective as written.
+        part: String,
+        /// Its metric.
+        metric: SloMetric,
+    },
+    /// `>=` on a latency or `<=` on a score.
+    #[error(
+        "`{part}`: {metric} is {}, so write `{}`, e.g. `{}`",
+        .metric.kind_words(),
+        .metric.operator(),
+        .metric.example()
+    )]
+    WrongDirection {
+        /// The objective as written.
+        part: String,
+        /// Its metric.
+        metric: SloMetric,
+    },
+    /// No number after the comparison.
+    #[error(
+        "`{part}`: after `{}` write the limit as a number, e.g. `{}`",
+        .metric.operator(),
+        .metric.example()
+    )]
+    MissingLimit {
+        /// The objective as written.
+        part: String,
+        /// Its metric.
+        metric: SloMetric,
+    },
+    /// A unit that does not fit the metric, or text after the limit.
+    #[error("`{part}`: `{unit}` after the limit is not understood; {}", .metric.unit_hint())]
+    BadUnit {
+        /// The objective as written.
+        part: String,
+        /// Its metric.
+        metric: SloMetric,
+        /// What followed the limit.
+        unit: String,
+    },
+}
+
+/// One objective: `metric` at percentile `percentile` over requests within `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Objective {
+    /// What is measured on each request.
+    pub metric: SloMetric,
+    /// Percentile over requests (0 < p ≤ 100), e.g. 90; for a score the low tail (p10) is the
+    /// worse one.
+    pub percentile: f64,
+    /// Limit: ms for latencies (`≤`), 0–1 for scores (`≥`).
+    pub limit: f64,
+}
+
+impl Objective {
+    /// A checked objective.
+    pub fn new(metric: SloMetric, percentile: f64, limit: f64) -> Result<Self, SloError> {
+        let o = Self {
+            metric,
+            percentile,
+            limit,
+        };
+        o.validate()?;
+        Ok(o)
+    }
+
+    /// Whether a value is within the limit: `≤` for latencies, `≥` for scores. NaN never is.
+    pub fn meets(&self, value: f64) -> bool {
+        if self.metric.higher_is_better() {
+            value >= self.limit
+        } else {
+            value <= self.limit
+        }
+    }
+
+    /// Percentile in (0, 100], limit finite and above 0, a score's limit at most 1.
+    pub fn validate(&self) -> Result<(), SloError> {
+        let metric = self.metric;
+        if !(self.percentile > 0.0 && self.percentile <= 100.0) {
+            return Err(SloError::Percentile {
+                metric,
+                percentile: self.percentile,
+            });
+        }
+        if !(self.limit.is_finite() && self.limit > 0.0) {
+            return Err(SloError::Limit {
+                metric,
+                limit: self.limit,
+            });
+        }
+        if metric.higher_is_better() && self.limit > 1.0 {
+            return Err(SloError::ScoreAboveOne {
+                metric,
+                limit: self.limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Parses one objective (`ttft p90 <= 1000ms`); `part` is already trimmed.
+    fn parse(part: &str) -> Result<Self, SloError> {
+        let err_part = || part.to_owned();
+        let (word, rest) = split_while(part, |c| c.is_ascii_alphanumeric());
+        let metric = SloMetric::from_word(word).ok_or_else(|| SloError::UnknownMetric {
+            part: err_part(),
+            word: if word.is_empty() {
+                part.split_whitespace().next().unwrap_or("").to_owned()
+            } else {
+                word.to_owned()
+            },
+        })?;
+        let missing_percentile = || SloError::MissingPercentile {
+            part: err_part(),
+            metric,
+        };
+        let rest = rest.trim_start();
+        let rest = rest
+            .strip_prefix(['p', 'P'])
+            .ok_or_else(missing_percentile)?;
+        let (number, rest) = split_while(rest, |c| c.is_ascii_digit() || c == '.');
+        let percentile: f64 = number.parse().map_err(|_| missing_percentile())?;
+        let rest = rest.trim_start();
+        let (higher, rest) = if let Some(r) = strip_any(rest, &["<=", "≤", "=<", "<"]) {
+            (false, r)
+        } else if let Some(r) = strip_any(rest, &[">=", "≥", "=>", ">"]) {
+            (true, r)
+        } else {
+            return Err(SloError::MissingOperator {
+                part: err_part(),
+                metric,
+            });
+        };
+        if higher != metric.higher_is_better() {
+            return Err(SloError::WrongDirection {
+                part: err_part(),
+                metric,
+            });
+        }
+        let rest = rest.trim_start();
+        let (number, rest) = split_while(rest, |c| {
+            c.is_ascii_digit() || c == '.' || c == '-' || c == '+'
+        });
+        let limit: f64 = number.parse().map_err(|_| SloError::MissingLimit {
+            part: err_part(),
+            metric,
+        })?;
+        let unit = rest.trim();
+        let scale = match (
+            metric.higher_is_better(),
+            unit.to_ascii_lowercase().as_str(),
+        ) {
+            (true, "") | (false, "" | "ms") => 1.0,
+            (false, "s") => 1000.0,
+            _ => {
+                return Err(SloError::BadUnit {
+                    part: err_part(),
+                    metric,
+                    unit: unit.to_owned(),
+                });
+            }
+        };
+        Objective::new(metric, percentile, limit * scale)
+    }
+}
+
+impl fmt::Display for Objective {
+    /// `ttft p90 <= 1000ms`, `qoe p10 >= 0.9`: numbers in Rust's shortest form that reads back
+    /// to the same `f64`, so [`SloSet::parse`] gives the objective back exactly.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.metric;
+        let unit = if m.higher_is_better() { "" } else { "ms" };
+        write!(
+            f,
+            "{} p{} {} {}{unit}",
+            m.keyword(),
+            self.percentile,
+            m.operator(),
+            self.limit
+        )
+    }
+}
+
+/// The leading run of `s` whose characters satisfy `keep`, and the rest.
+fn split_while(s: &str, keep: impl Fn(char) -> bool) -> (&str, &str) {
+    let end = s.find(|c: char| !keep(c)).unwrap_or(s.len());
+    s.split_at(end)
+}
+
+fn strip_any<'a>(s: &'a str, prefixes: &[&str]) -> Option<&'a str> {
+    prefixes.iter().find_map(|p| s.strip_prefix(p))
+}
+
+/// A named set of objectives: a request meets it when it meets every objective.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloSet {
+    /// Name shown in sentences (`chat`, `agent`, `batch`, `custom`, or the user's).
+    pub name: String,
+    /// The objectives, all of which must hold.
+    pub objectives: Vec<Objective>,
+}
+
+/// The name of a set parsed without one whose objectives are no preset's.
+pub const CUSTOM: &str = "custom";
+
+impl Default for SloSet {
+    /// [`SloSet::chat`].
+    fn default() -> Self {
+        Self::chat()
+    }
+}
+
+fn objective(metric: SloMetric, percentile: f64, limit: f64) -> Objective {
+    Objective {
+        metric,
+        percentile,
+        limit,
+    }
+}
+
+impl SloSet {
+    /// A checked set.
+    pub fn new(name: impl Into<String>, objectives: Vec<Objective>) -> Result<Self, SloError> {
+        let set = Self {
+            name: name.into(),
+            objectives,
+        };
+        set.validate()?;
+        Ok(set)
+    }
+
+    /// Someone reading the answer as it streams: `ttft p90 <= 1000ms, itl p90 <= 100ms,
+    /// qoe p10 >= 0.9`.
+    ///
+    /// - TTFT P90 ≤ 1 s: the limit for a user's flow of thought to stay uninterrupted (Nielsen,
+    ///   *Response Times: The 3 Important Limits*), the expected first token of the reading QoE
+    ///   ([`crate::experience::ReadingConfig`]) too.
+    /// - ITL P90 ≤ 100 ms (each request's P95 per-token gap): 10 tokens/s, about 7.5 words/s at
+    ///   0.75 words per token, nearly twice silent reading's 4 words/s (Brysbaert 2019), so a
+    ///   reader never catches up with the text; 100 ms is also the tightest TPOT of DistServe's
+    ///   chatbot workloads (Zhong et al., OSDI 2024: 0.1–0.2 s).
+    /// - QoE P10 ≥ 0.9: nine requests in ten keep the reader at least 90 % on the expected
+    ///   pace (Andes' QoE, Liu et al. 2024; P10 is the tail [`crate::experience`] reports).
+    pub fn chat() -> Self {
+        Self {
+            name: "chat".into(),
+            objectives: vec![
+                objective(SloMetric::Ttft, 90.0, 1000.0),
+                objective(SloMetric::Itl, 90.0, 100.0),
+                objective(SloMetric::Qoe, 10.0, 0.9),
+            ],
+        }
+    }
+
+    /// A program waiting for each whole step (a tool call, a JSON answer) before acting:
+    /// `ttft p90 <= 2000ms, e2e p90 <= 15000ms`.
+    ///
+    /// - TTFT P90 ≤ 2 s: the studio's goodput threshold ([`crate::stats::Thresholds`]); a
+    ///   program does not read along, so only the start of the work matters, not a reader's
+    ///   1 s.
+    /// - E2E P90 ≤ 15 s: the step is used whole, so its end is what counts; 15 s is 2 s to the
+    ///   first token and about 500 tokens at 40 tokens/s, and keeps a step near Nielsen's 10 s
+    ///   limit of a user's attention on the task.
+    pub fn agent() -> Self {
+        Self {
+            name: "agent".into(),
+            objectives: vec![
+                objective(SloMetric::Ttft, 90.0, 2000.0),
+                objective(SloMetric::E2e, 90.0, 15_000.0),
+            ],
+        }
+    }
+
+    /// Offline work where only completion matters: `e2e p99 <= 60000ms`.
+    ///
+    /// A minute per request for nearly all of them (P99): the bound that keeps a batch from
+    /// stalling on stragglers; throughput is then judged by [`LevelSlo::goodput_per_s`].
+    pub fn batch() -> Self {
+        Self {
+            name: "batch".into(),
+            objectives: vec![objective(SloMetric::E2e, 99.0, 60_000.0)],
+        }
+    }
+
+    /// The presets, in the order the studio offers them: chat, agent, batch.
+    pub fn presets() -> Vec<SloSet> {
+        vec![Self::chat(), Self::agent(), Self::batch()]
+    }
+
+    /// The preset of that name, if any.
+    pub fn preset(name: &str) -> Option<SloSet> {
+        Self::presets().into_iter().find(|p| p.name == name)
+    }
+
+    /// A valid name (1–40 characters, no `:`, `,`, `;`, no spaces around it) and at least one
+    /// objective, each valid ([`Objective::validate`]).
+    pub fn validate(&self) -> Result<(), SloError> {
+        let n = &self.name;
+        if n.is_empty()
+            || n.chars().count() > 40
+            || n.trim() != n
+            || n.contains([':', ',', ';'])
+            || n.chars().any(char::is_control)
+        {
+            return Err(SloError::Name(n.clone()));
+        }
+        if self.objectives.is_empty() {
+            return Err(SloError::NoObjectives);
+        }
+        self.objectives.iter().try_for_each(Objective::validate)
+    }
+
+    /// The name a set with these objectives gets when its text names none: the preset's whose
+    /// objectives they are, else [`CUSTOM`].
+    fn inferred_name(objectives: &[Objective]) -> String {
+        Self::presets()
+            .into_iter()
+            .find(|p| p.objectives == objectives)
+            .map_or_else(|| CUSTOM.to_owned(), |p| p.name)
+    }
+
+    /// Reads the text form: objectives separated by `,` or `;`, each
+    /// `metric pP op limit[unit]`:
+    /// - `metric`: `ttft`, `itl` (or `tbt`), `e2e`, `fluidity`, `qoe` (any case);
+    /// - `pP`: the percentile over requests, e.g. `p90`, `p99.9`;
+    /// - `op`: `<=` (or `≤`, `<`) for latencies, `>=` (or `≥`, `>`) for scores;
+    /// - `limit`: ms for latencies, with an optional `ms` or `s` (`1.5s` is 1500 ms); a plain
+    ///   number from 0 to 1 for scores.
+    ///
+    /// An optional `name:` before them names the set; without one it is the preset whose
+    /// objectives these are, else [`CUSTOM`]. Empty parts (a trailing comma) are skipped. The
+    /// first mistake is returned, saying which part is wrong and how to write it.
+    pub fn parse(text: &str) -> Result<Self, SloError> {
+        let (name, body) = match text.split_once(':') {
+            Some((name, body)) => (Some(name.trim()), body),
+            None => (None, text),
+        };
+        let objectives = body
+            .split([',', ';'])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(Objective::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        let name = match name {
+            Some(n) => n.to_owned(),
+            None => Self::inferred_name(&objectives),
+        };
+        Self::new(name, objectives)
+    }
+}
+
+impl FromStr for SloSet {
+    type Err = SloError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl fmt::Display for SloSet {
+    /// The text form [`SloSet::parse`] reads back to the same set: the objectives joined by
+    /// `, `, after `name: ` only when the name is not the one parsing would infer (a preset's
+    /// own name, or [`CUSTOM`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.name != Self::inferred_name(&self.objectives) {
+            write!(f, "{}: ", self.name)?;
+        }
+        for (i, o) in self.objectives.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{o}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One request against the set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestSlo {
+    /// [`RequestRecord::index`].
+    pub index: u32,
+    /// It failed no objective.
+    pub met: bool,
+    /// The metrics of the objectives it failed, each once, in the set's order (every metric of
+    /// the set for a failed request).
+    pub failed: Vec<SloMetric>,
+}
+
+/// One objective at a level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectiveResult {
+    /// The objective.
+    pub objective: Objective,
+    /// The percentile of the requests' values; `None` when it falls on failed requests or no
+    /// request counted.
+    pub value_at_percentile: Option<f64>,
+    /// Requests counted in the percentile: those with a value and the failed ones.
+    pub counted: usize,
+    /// Of them, the failed ones (ranked worst).
+    pub failures: usize,
+    /// Met at its percentile (see the module doc).
+    pub met: bool,
+}
+
+/// A level (a report group), or the whole run, against the set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelSlo {
+    /// Group label (`all` for the whole run).
+    pub group: String,
+    /// Numeric level, if any.
+    pub level: Option<f64>,
+    /// Requests judged.
+    pub requests: usize,
+    /// Of them, those meeting the SLO.
+    pub meeting: usize,
+    /// `meeting / requests`: the goodput fraction (0 without requests).
+    pub attainment: f64,
+    /// Requests meeting the SLO per second of the group's wall time; `None` when that time is
+    /// not positive.
+    pub goodput_per_s: Option<f64>,
+    /// Each objective at its percentile.
+    pub objectives: Vec<ObjectiveResult>,
+    /// Every objective met at its percentile.
+    pub met: bool,
+}
+
+/// A whole run against the set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloReport {
+    /// The set.
+    pub set: SloSet,
+    /// The report's scenario kind ([`Report::scenario`]), for words about its levels.
+    pub scenario: String,
+    /// Each judged request, in report order.
+    pub requests: Vec<RequestSlo>,
+    /// Each level, ordered by level.
+    pub levels: Vec<LevelSlo>,
+    /// The whole run (group `all`, no level).
+    pub overall: LevelSlo,
+    /// Highest level met together with every level below it (see the module doc).
+    pub highest_level_meeting: Option<f64>,
+    /// Lowest level that does not meet the SLO, on a run of numeric levels.
+    pub first_level_failing: Option<f64>,
+}
+
+/// A request's value for one metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Value {
+    /// Counted against the objective, ranked worst (failed request, TTFT without a token).
+    Fails,
+    /// Not counted.
+    Missing,
+    /// A value.
+    Is(f64),
+}
+
+fn from_option(v: Option<f64>) -> Value {
+    v.filter(|x| x.is_finite())
+        .map_or(Value::Missing, Value::Is)
+}
+
+/// Every metric's value of one request (only those in `used` computed).
+fn request_values(
+    r: &RequestRecord,
+    report: &Report,
+    used: &[SloMetric],
+    scratch: &mut Vec<f64>,
+) -> [Value; 5] {
+    let mut out = [Value::Missing; 5];
+    if !r.outcome.is_ok() {
+        return [Value::Fails; 5];
+    }
+    let m = &r.metrics;
+    let experience = used
+        .iter()
+        .any(|u| u.higher_is_better())
+        .then(|| RequestExperience::of(r, &report.experience));
+    for &metric in used {
+        out[metric as usize] = match metric {
+            SloMetric::Ttft => match m.ttft_ms.filter(|t| t.is_finite()) {
+                Some(t) => Value::Is(t),
+                None => Value::Fails,
+            },
+            SloMetric::Itl => {
+                scratch.clear();
+                m.extend_per_token_itl(scratch);
+                from_option(percentile_select(scratch, 95.0))
+            }
+            SloMetric::E2e => from_option(m.e2e_ms),
+            SloMetric::Fluidity => from_option(
+                experience
+                    .as_ref()
+                    .and_then(|e| e.fluidity.as_ref())
+                    .map(|f| f.fluidity_index),
+            ),
+            SloMetric::Qoe => from_option(
+                experience
+                    .as_ref()
+                    .and_then(|e| e.reading.as_ref())
+                    .map(|x| x.qoe),
+            ),
+        };
+    }
+    out
+}
+
+/// Type-7 percentile `p` of `values` with `failures` more requests ranked worst (after every
+/// value, or before every value when higher is better). `None` when the percentile falls on
+/// or interpolates towards a failure, or the sample is empty. Reorders `values`.
+fn percentile_with_failures(
+    values: &mut Vec<f64>,
+    failures: usize,
+    p: f64,
+    higher_is_better: bool,
+) -> Option<f64> {
+    values.retain(|x| x.is_finite());
+    if failures == 0 {
+        return percentile_select(values, p);
+    }
+    let good = values.len();
+    let n = good + failures;
+    let h = (n - 1) as f64 * (p.clamp(0.0, 100.0) / 100.0);
+    let lo = h.floor() as usize;
+    let frac = h - lo as f64;
+    let hi = if frac > 0.0 { lo + 1 } else { lo };
+    // Where the values sit in the ranked sample.
+    let first = if higher_is_better { failures } else { 0 };
+    if lo < first || hi >= first + good {
+        return None;
+    }
+    let (lo, hi) = (lo - first, hi - first);
+    let (_, x_lo, rest) = values.select_nth_unstable_by(lo, f64::total_cmp);
+    let x_lo = *x_lo;
+    if hi == lo {
+        return Some(x_lo);
+    }
+    let x_hi = rest.iter().copied().min_by(f64::total_cmp).unwrap_or(x_lo);
+    Some(x_lo + frac * (x_hi - x_lo))
+}
+
+/// One level (or the run) from its members' indices into the judged requests.
+fn level_slo(
+    group: String,
+    level: Option<f64>,
+    members: &[usize],
+    reqs: &[&RequestRecord],
+    values: &[[Value; 5]],
+    per_request: &[RequestSlo],
+    set: &SloSet,
+) -> LevelSlo {
+    let requests = members.len();
+    let meeting = members.iter().filter(|&&i| per_request[i].met).count();
+    let start = members
+        .iter()
+        .map(|&i| reqs[i].start_ms)
+        .fold(f64::INFINITY, f64::min);
+    let end = members
+        .iter()
+        .filter_map(|&i| reqs[i].metrics.e2e_ms.map(|e| e + reqs[i].start_ms))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut sample = Vec::with_capacity(requests);
+    let objectives: Vec<ObjectiveResult> = set
+        .objectives
+        .iter()
+        .map(|o| {
+            sample.clear();
+            let mut failures = 0;
+            for &i in members {
+                match values[i][o.metric as usize] {
+                    Value::Is(v) => sample.push(v),
+                    Value::Fails => failures += 1,
+                    Value::Missing => {}
+                }
+            }
+            let counted = sample.len() + failures;
+            let value = percentile_with_failures(
+                &mut sample,
+                failures,
+                o.percentile,
+                o.metric.higher_is_better(),
+            );
+            ObjectiveResult {
+                objective: *o,
+                value_at_percentile: value,
+                counted,
+                failures,
+                met: counted == 0 || value.is_some_and(|v| o.meets(v)),
+            }
+        })
+        .collect();
+    LevelSlo {
+        group,
+        level,
+        requests,
+        meeting,
+        attainment: if requests == 0 {
+            0.0
+        } else {
+            meeting as f64 / requests as f64
+        },
+        goodput_per_s: (end > start).then(|| meeting as f64 / (end - start) * 1e3),
+        met: objectives.iter().all(|o| o.met),
+        objectives,
+    }
+}
+
+/// Holds a report's headline requests to a set (see the module doc for every definition).
+/// The set is used as given: check user input with [`SloSet::validate`] (or build it with
+/// [`SloSet::parse`] / [`SloSet::new`]) first.
+pub fn evaluate(report: &Report, set: &SloSet) -> SloReport {
+    let reqs: Vec<&RequestRecord> = report.headline_requests().collect();
+    let mut used: Vec<SloMetric> = Vec::new();
+    for o in &set.objectives {
+        if !used.contains(&o.metric) {
+            used.push(o.metric);
+        }
+    }
+    let mut scratch = Vec::new();
+    let values: Vec<[Value; 5]> = reqs
+        .iter()
+        .map(|r| request_values(r, report, &used, &mut scratch))
+        .collect();
+    let requests: Vec<RequestSlo> = reqs
+        .iter()
+        .zip(&values)
+        .map(|(r, v)| {
+            let mut failed: Vec<SloMetric> = Vec::new();
+            for o in &set.objectives {
+                let fails = match v[o.metric as usize] {
+                    Value::Fails => true,
+                    Value::Missing => false,
+                    Value::Is(x) => !o.meets(x),
+                };
+                if fails && !failed.contains(&o.metric) {
+                    failed.push(o.metric);
+                }
+            }
+            RequestSlo {
+                index: r.index,
+                met: failed.is_empty(),
+                failed,
+            }
+        })
+        .collect();
+    // Groups in order of first appearance, then by level (no level last), as the report's.
+    let mut groups: Vec<(&str, Option<f64>, Vec<usize>)> = Vec::new();
+    for (i, r) in reqs.iter().enumerate() {
+        match groups.iter_mut().find(|g| g.0 == r.group) {
+            Some(g) => g.2.push(i),
+            None => groups.push((&r.group, r.level, vec![i])),
+        }
+    }
+    groups.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
+    let levels: Vec<LevelSlo> = groups
+        .into_iter()
+        .map(|(g, level, members)| {
+            level_slo(
+                g.to_owned(),
+                level,
+                &members,
+                &reqs,
+                &values,
+                &requests,
+                set,
+            )
+        })
+        .collect();
+    let all: Vec<usize> = (0..reqs.len()).collect();
+    let overall = level_slo("all".into(), None, &all, &reqs, &values, &requests, set);
+    let ladder = levels.len() >= 2 && levels.iter().all(|l| l.level.is_some());
+    let (highest_level_meeting, first_level_failing) = if ladder {
+        (
+            levels
+                .iter()
+                .take_while(|l| l.met)
+                .last()
+                .and_then(|l| l.level),
+            levels.iter().find(|l| !l.met).and_then(|l| l.level),
+        )
+    } else {
+        (None, None)
+    };
+    SloReport {
+        set: set.clone(),
+        scenario: report.scenario.clone(),
+        requests,
+        levels,
+        overall,
+        highest_level_meeting,
+        first_level_failing,
+    }
+}
+
+/// A limit in few characters: `1 s`, `15 s`, `100 ms`, `1.50 s`.
+fn limit_words(metric: SloMetric, limit: f64) -> String {
+    if metric.higher_is_better() {
+        format!("{limit}")
+    } else {
+        format::ms(limit)
+            .replace(".00 s", " s")
+            .replace(".0 s", " s")
+    }
+}
+
+fn value_words(metric: SloMetric, value: f64) -> String {
+    if metric.higher_is_better() {
+        format!("{value:.2}")
+    } else {
+        format::ms(value)
+    }
+}
+
+fn join_words(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+impl ObjectiveResult {
+    fn name(&self) -> String {
+        format!(
+            "{} P{}",
+            self.objective.metric.label(),
+            self.objective.percentile
+        )
+    }
+
+    /// `TTFT P90 is 1.38 s (limit 1 s)`.
+    fn why(&self) -> String {
+        let m = self.objective.metric;
+        match self.value_at_percentile {
+            Some(v) => format!(
+                "{} is {} (limit {})",
+                self.name(),
+                value_words(m, v),
+                limit_words(m, self.objective.limit)
+            ),
+            None => format!(
+                "{} falls on failed requests ({} of {} failed)",
+                self.name(),
+                self.failures,
+                self.counted
+            ),
+        }
+    }
+
+    /// `TTFT P90 1.38 s > 1 s`.
+    fn why_short(&self) -> String {
+        let m = self.objective.metric;
+        match self.value_at_percentile {
+            Some(v) => format!(
+                "{} {} {} {}",
+                self.name(),
+                value_words(m, v),
+                if m.higher_is_better() { "<" } else { ">" },
+                limit_words(m, self.objective.limit)
+            ),
+            None => format!("{} on failed requests", self.name()),
+        }
+    }
+}
+
+impl LevelSlo {
+    fn missed(&self) -> impl Iterator<Item = &ObjectiveResult> {
+        self.objectives.iter().filter(|o| !o.met)
+    }
+}
+
+impl SloReport {
+    /// A level in words, long (`16 concurrent streams`) and short (`16`), from the scenario.
+    fn level_words(&self, l: &LevelSlo) -> (String, String) {
+        let Some(n) = l.level else {
+            return (l.group.clone(), l.group.clone());
+        };
+        match self.scenario.as_str() {
+            "concurrency_sweep" => (
+                format!("{n} concurrent stream{}", if n == 1.0 { "" } else { "s" }),
+                format!("{n}"),
+            ),
+            "prompt_sweep" => (format!("prompts of ≈{n} tokens"), format!("≈{n} tokens")),
+            "multi_turn" => (format!("round {n}"), format!("round {n}")),
+            _ => (l.group.clone(), l.group.clone()),
+        }
+    }
+
+    fn level(&self, level: f64) -> Option<&LevelSlo> {
+        self.levels.iter().find(|l| l.level == Some(level))
+    }
+
+    /// One sentence for the UI, e.g. "Meets the chat SLO up to 16 concurrent streams; at 32,
+    /// TTFT P90 is 1.42 s (limit 1 s)." on a run of levels, or "83 % of requests met the chat
+    /// SLO (TTFT P90 1.20 s > 1 s)." on one level. Percentages are rounded down, so 100 %
+    /// means every request.
+    pub fn sentence(&self) -> String {
+        let name = &self.set.name;
+        let o = &self.overall;
+        if o.requests == 0 {
+            return format!("No measured requests to hold to the {name} SLO.");
+        }
+        let why =
+            |l: &LevelSlo| join_words(&l.missed().map(ObjectiveResult::why).collect::<Vec<_>>());
+        match (
+            self.highest_level_meeting.and_then(|h| self.level(h)),
+            self.first_level_failing.and_then(|f| self.level(f)),
+        ) {
+            (Some(h), None) => {
+                return format!(
+                    "Meets the {name} SLO at every level, up to {}.",
+                    self.level_words(h).0
+                );
+            }
+            (Some(h), Some(f)) => {
+                return format!(
+                    "Meets the {name} SLO up to {}; at {}, {}.",
+                    self.level_words(h).0,
+                    self.level_words(f).1,
+                    why(f)
+                );
+            }
+            (None, Some(f)) => {
+                return format!(
+                    "Misses the {name} SLO from the first level ({}): {}.",
+                    self.level_words(f).0,
+                    why(f)
+                );
+            }
+            (None, None) => {}
+        }
+        let pct = if o.meeting == o.requests {
+            100.0
+        } else {
+            (o.attainment * 100.0).floor().min(99.0)
+        };
+        if o.met {
+            format!("Meets the {name} SLO: {pct} % of requests met every objective.")
+        } else {
+            let short: Vec<String> = o.missed().map(ObjectiveResult::why_short).collect();
+            format!(
+                "{pct} % of requests met the {name} SLO ({}).",
+                short.join("; ")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experience::{DeadlineConfig, ExperienceConfig, ReadingConfig};
+    use crate::metrics::MetricsConfig;
+    use crate::report::EndpointInfo;
+    use crate::timeline::{Outcome, RequestRecorder};
+    use proptest::prelude::*;
+
+    /// A request sent at `start_ms` (run time) whose first word arrives at `ttft` ms and the
+    /// next ones after each of `gaps`, one word (`w0 `, `w1 `, …) per read; its stream ends
+    /// with the last word.
+    fn rec(
+        index: u32,
+        group: &str,
+        level: Option<f64>,
+        start_ms: f64,
+        ttft: f64,
+        gaps: &[f64],
+    ) -> RequestRecord {
+        let mut r = RequestRecorder::new(0.0, None, None);
+        r.on_headers(1.0_f64.min(ttft), 200, Some("text/event-stream"));
+        let mut at = ttft;
+        let mut times = vec![at];
+        for g in gaps {
+            at += g;
+            times.push(at);
+        }
+        for (i, t) in times.iter().enumerate() {
+            let chunk = format!(
+                "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{i} \"}}}}]}}\n\n"
+            );
+            r.on_read(*t, chunk.as_bytes());
+        }
+        r.on_read(at, b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+        let tl = r.finish(at);
+        let mut rec = RequestRecord::from_timeline(
+            index,
+            group.into(),
+            level,
+            &tl,
+            &MetricsConfig::default(),
+        );
+        rec.start_ms = start_ms;
+        rec
+    }
+
+    /// A report scored with the settings the hand-worked values below assume, whatever the
+    /// defaults become: fluidity deadlines `D_p` = 1000 ms, `D_d` = 50 ms; a reader at 4
+    /// words/s (250 ms a word) expecting the first token at 1 s.
+    fn report(scenario: &str, requests: Vec<RequestRecord>) -> Report {
+        let experience = ExperienceConfig {
+            deadlines: DeadlineConfig {
+                first_token_ms: 1000.0,
+                gap_ms: 50.0,
+                ..DeadlineConfig::default()
+            },
+            reading: ReadingConfig {
+                words_per_s: 4.0,
+                expected_ttft_ms: 1000.0,
+                ..ReadingConfig::default()
+            },
+        };
+        Report::new("slo", EndpointInfo::default(), scenario)
+            .with_experience(experience)
+            .with_requests(requests)
+    }
+
+    fn truncated(mut r: RequestRecord) -> RequestRecord {
+        r.outcome = Outcome::Truncated {
+            message: "cut".into(),
+        };
+        r
+    }
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-9)
+    }
+
+    fn set(name: &str, objectives: &[(SloMetric, f64, f64)]) -> SloSet {
+        SloSet {
+            name: name.into(),
+            objectives: objectives
+                .iter()
+                .map(|&(m, p, l)| objective(m, p, l))
+                .collect(),
+        }
+    }
+
+    const FLAT: [f64; 4] = [20.0; 4];
+
+    /// Levels 1, 4 and 8, four requests each:
+    /// - c=1: TTFT 100, 200, 300, 400, sent at 0, 1000, 2000, 3000; gaps 20 ms.
+    /// - c=4: TTFT 500, 600, 700, 900, all sent at 10 000; the first one's gaps 20, 20, 150, 20.
+    /// - c=8: TTFT 800, 900, 1100, 1500, all sent at 20 000; gaps 20 ms.
+    fn ladder() -> Report {
+        let mut v = Vec::new();
+        for (i, t) in [100.0, 200.0, 300.0, 400.0].into_iter().enumerate() {
+            v.push(rec(i as u32, "c=1", Some(1.0), 1000.0 * i as f64, t, &FLAT));
+        }
+        v.push(rec(
+            4,
+            "c=4",
+            Some(4.0),
+            10_000.0,
+            500.0,
+            &[20.0, 20.0, 150.0, 20.0],
+        ));
+        for (i, t) in [600.0, 700.0, 900.0].into_iter().enumerate() {
+            v.push(rec(5 + i as u32, "c=4", Some(4.0), 10_000.0, t, &FLAT));
+        }
+        for (i, t) in [800.0, 900.0, 1100.0, 1500.0].into_iter().enumerate() {
+            v.push(rec(8 + i as u32, "c=8", Some(8.0), 20_000.0, t, &FLAT));
+        }
+        // A warm-up that failed: never judged.
+        let mut warm = truncated(rec(99, "c=1", Some(1.0), 0.0, 5000.0, &FLAT));
+        warm.warmup = true;
+        v.push(warm);
+        report("concurrency_sweep", v)
+    }
+
+    fn ttft_itl(ttft_limit: f64) -> SloSet {
+        set(
+            "chat",
+            &[
+                (SloMetric::Ttft, 90.0, ttft_limit),
+                (SloMetric::Itl, 90.0, 100.0),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_ladder_meets_up_to_the_level_whose_percentile_breaks() {
+        let r = evaluate(&ladder(), &ttft_itl(1000.0));
+        assert_eq!(r.requests.len(), 12, "the warm-up is left out");
+        assert!(r.requests.iter().all(|q| q.index != 99));
+        let [l1, l4, l8] = &r.levels[..] else {
+            panic!("three levels: {:?}", r.levels)
+        };
+        assert_eq!(
+            (l1.level, l4.level, l8.level),
+            (Some(1.0), Some(4.0), Some(8.0))
+        );
+        // c=1: TTFT P90 of 100..400: h = 3 × 0.9 = 2.7 → 300 + 0.7 × 100 = 370; every P95 gap 20.
+        assert!(close(l1.objectives[0].value_at_percentile, 370.0));
+        assert!(close(l1.objectives[1].value_at_percentile, 20.0));
+        assert_eq!((l1.meeting, l1.attainment, l1.met), (4, 1.0, true));
+        // Wall time 0 → 3000 + 400 + 80 = 3480 ms: 4 / 3.48 s.
+        assert!(close(l1.goodput_per_s, 4.0 / 3.48));
+        // c=4: TTFT P90 = 700 + 0.7 × 200 = 840. The first request's P95 gap over
+        // [20, 20, 20, 150]: h = 2.85 → 20 + 0.85 × 130 = 130.5 > 100, so it fails ITL alone;
+        // ITL P90 over [20, 20, 20, 130.5] = 20 + 0.7 × 110.5 = 97.35 ≤ 100: the level meets.
+        assert!(close(l4.objectives[0].value_at_percentile, 840.0));
+        assert!(close(l4.objectives[1].value_at_percentile, 97.35));
+        assert_eq!((l4.meeting, l4.attainment, l4.met), (3, 0.75, true));
+        assert_eq!(
+            r.requests[4],
+            RequestSlo {
+                index: 4,
+                met: false,
+                failed: vec![SloMetric::Itl]
+            }
+        );
+        // Wall time 10 000 → 10 000 + 900 + 80: 3 requests in 0.98 s.
+        assert!(close(l4.goodput_per_s, 3.0 / 0.98));
+        // c=8: TTFT P90 = 1100 + 0.7 × 400 = 1380 > 1000; 800 and 900 meet.
+        assert!(close(l8.objectives[0].value_at_percentile, 1380.0));
+        assert!(!l8.objectives[0].met && l8.objectives[1].met);
+        assert_eq!((l8.meeting, l8.attainment, l8.met), (2, 0.5, false));
+        assert_eq!(r.requests[10].failed, vec![SloMetric::Ttft]);
+        // The run: 9 of 12; TTFT P90 over the 12 sorted values (…, 900, 900, 1100, 1500):
+        // h = 11 × 0.9 = 9.9 → 900 + 0.9 × 200 = 1080.
+        let o = &r.overall;
+        assert_eq!((o.group.as_str(), o.level), ("all", None));
+        assert_eq!((o.requests, o.meeting, o.attainment), (12, 9, 0.75));
+        assert!(close(o.objectives[0].value_at_percentile, 1080.0));
+        assert!(!o.met);
+        assert!(close(o.goodput_per_s, 9.0 / 21.58));
+        assert_eq!(r.highest_level_meeting, Some(4.0));
+        assert_eq!(r.first_level_failing, Some(8.0));
+        assert_eq!(
+            r.sentence(),
+            "Meets the chat SLO up to 4 concurrent streams; at 8, TTFT P90 is 1.38 s (limit 1 s)."
+        );
+    }
+
+    #[test]
+    fn the_first_level_failing_or_every_level_meeting_is_said() {
+        let tight = evaluate(&ladder(), &ttft_itl(300.0));
+        assert_eq!(tight.highest_level_meeting, None);
+        assert_eq!(tight.first_level_failing, Some(1.0));
+        assert_eq!(
+            tight.sentence(),
+            "Misses the chat SLO from the first level (1 concurrent stream): TTFT P90 is 370 ms (limit 300 ms)."
+        );
+        let loose = evaluate(&ladder(), &ttft_itl(2000.0));
+        assert_eq!(loose.highest_level_meeting, Some(8.0));
+        assert_eq!(loose.first_level_failing, None);
+        assert_eq!(
+            loose.sentence(),
+            "Meets the chat SLO at every level, up to 8 concurrent streams."
+        );
+        // Levels in other scenarios.
+        let mut rounds = ladder();
+        rounds.scenario = "multi_turn".into();
+        assert_eq!(
+            evaluate(&rounds, &ttft_itl(1000.0)).sentence(),
+            "Meets the chat SLO up to round 4; at round 8, TTFT P90 is 1.38 s (limit 1 s)."
+        );
+    }
+
+    #[test]
+    fn failed_requests_fail_every_objective_and_rank_worst() {
+        let mut bad = truncated(rec(3, "c=2", None, 0.0, 50.0, &FLAT));
+        bad.metrics.ttft_ms = Some(50.0);
+        let mut silent = rec(4, "c=2", None, 0.0, 100.0, &FLAT);
+        silent.metrics.ttft_ms = None;
+        let run = report(
+            "chat",
+            vec![
+                rec(0, "c=2", None, 0.0, 100.0, &FLAT),
+                rec(1, "c=2", None, 0.0, 200.0, &FLAT),
+                rec(2, "c=2", None, 0.0, 300.0, &FLAT),
+                bad,
+            ],
+        );
+        let s = set(
+            "chat",
+            &[
+                (SloMetric::Ttft, 50.0, 1000.0),
+                (SloMetric::Ttft, 90.0, 1000.0),
+                (SloMetric::Qoe, 10.0, 0.5),
+            ],
+        );
+        let r = evaluate(&run, &s);
+        assert_eq!(
+            r.requests[3],
+            RequestSlo {
+                index: 3,
+                met: false,
+                failed: vec![SloMetric::Ttft, SloMetric::Qoe]
+            }
+        );
+        assert!(r.requests[..3].iter().all(|q| q.met));
+        let o = &r.overall;
+        assert_eq!((o.meeting, o.attainment), (3, 0.75));
+        // Ranked [100, 200, 300, failed]: P50 h = 1.5 → 250; P90 h = 2.7 interpolates towards
+        // the failure; QoE P10 ranked [failed, 1, 1, 1]: h = 0.3 sits on it.
+        assert_eq!(o.objectives[0].value_at_percentile, Some(250.0));
+        assert!(o.objectives[0].met);
+        assert_eq!(
+            (
+                o.objectives[1].value_at_percentile,
+                o.objectives[1].counted,
+                o.objectives[1].failures,
+                o.objectives[1].met
+            ),
+            (None, 4, 1, false)
+        );
+        assert_eq!(o.objectives[2].value_at_percentile, None);
+        assert!(!o.met);
+        assert_eq!(
+            (r.highest_level_meeting, r.first_level_failing),
+            (None, None)
+        );
+        assert_eq!(
+            r.sentence(),
+            "75 % of requests met the chat SLO (TTFT P90 on failed requests; QoE P10 on failed requests)."
+        );
+        // A successful request without a first token fails TTFT (and ranks worst), not QoE.
+        let mut with_silent = run.clone();
+        with_silent.requests[3] = silent;
+        let r = evaluate(&with_silent, &s);
+        assert_eq!(r.requests[3].failed, vec![SloMetric::Ttft]);
+        assert_eq!(r.overall.objectives[1].failures, 1);
+        // Every request failed: nothing meets, no value, no goodput.
+        let all_bad = report(
+            "chat",
+            vec![truncated(rec(0, "c=1", None, 0.0, 10.0, &FLAT))],
+        );
+        let r = evaluate(&all_bad, &s);
+        assert_eq!(
+            (r.overall.meeting, r.overall.attainment, r.overall.met),
+            (0, 0.0, false)
+        );
+        assert_eq!(r.overall.goodput_per_s, Some(0.0));
+    }
+
+    #[test]
+    fn a_request_without_readable_text_is_not_counted_for_qoe() {
+        // QoE with the default reader (4 words/s = 250 ms a word, expected first token 1 s):
+        // first word at 100 ms, faster than reading → 1; four words from 1500 ms, 500 ms late
+        // over L = 1000 ms of reading → ((1000 − 500) / 1000)² = 0.25.
+        let mut no_text = rec(2, "c=1", None, 0.0, 1500.0, &[20.0; 3]);
+        no_text.replay.clear();
+        let run = report(
+            "chat",
+            vec![
+                rec(0, "c=1", None, 0.0, 100.0, &[20.0; 3]),
+                rec(1, "c=1", None, 0.0, 1500.0, &[20.0; 3]),
+                no_text,
+            ],
+        );
+        let s = set(
+            "reading",
+            &[(SloMetric::Qoe, 50.0, 0.5), (SloMetric::Qoe, 10.0, 0.5)],
+        );
+        let r = evaluate(&run, &s);
+        assert_eq!(
+            r.requests.iter().map(|q| q.met).collect::<Vec<_>>(),
+            [true, false, true]
+        );
+        assert_eq!(r.requests[1].failed, vec![SloMetric::Qoe]);
+        let o = &r.overall;
+        // Over [1, 0.25]: P50 = 0.625, P10 = 0.25 + 0.1 × 0.75 = 0.325.
+        assert!(close(o.objectives[0].value_at_percentile, 0.625));
+        assert!(close(o.objectives[1].value_at_percentile, 0.325));
+        assert_eq!((o.objectives[0].counted, o.objectives[0].failures), (2, 0));
+        assert!(o.objectives[0].met && !o.objectives[1].met);
+        assert!((o.attainment - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(
+            r.sentence(),
+            "66 % of requests met the reading SLO (QoE P10 0.33 < 0.5)."
+        );
+        // No request with readable text at all: the objective has nothing to judge and holds.
+        let mut only = run.clone();
+        only.requests.clear();
+        only.requests.push(run.requests[2].clone());
+        let r = evaluate(&only, &s);
+        assert_eq!(r.overall.objectives[0].counted, 0);
+        assert!(r.overall.met && r.requests[0].met);
+        assert_eq!(
+            r.sentence(),
+            "Meets the reading SLO: 100 % of requests met every objective."
+        );
+    }
+
+    #[test]
+    fn fluidity_and_e2e_are_the_requests_own() {
+        // Etalon with D_p = 1000, D_d = 50: tokens at 1000, 1020, 1200 → the first on time
+        // (slack 0), the second banks 30, the third is 180 late by ⌊(180 − 30) / 50⌋ = 3
+        // deadlines: 3 missed of 5, fluidity 0.4. Tokens at 100 + 20 k: all on time, 1.
+        let run = report(
+            "chat",
+            vec![
+                rec(0, "c=1", None, 0.0, 100.0, &FLAT),
+                rec(1, "c=1", None, 0.0, 1000.0, &[20.0, 180.0]),
+            ],
+        );
+        let s = set(
+            "fluid",
+            &[
+                (SloMetric::Fluidity, 50.0, 0.9),
+                (SloMetric::E2e, 50.0, 1000.0),
+            ],
+        );
+        let r = evaluate(&run, &s);
+        // Fluidity P50 over [1, 0.4] = 0.7; E2E P50 over [180, 1200] = 690.
+        assert!(close(r.overall.objectives[0].value_at_percentile, 0.7));
+        assert!(close(r.overall.objectives[1].value_at_percentile, 690.0));
+        assert!(!r.overall.objectives[0].met && r.overall.objectives[1].met);
+        assert_eq!(
+            r.requests[1].failed,
+            vec![SloMetric::Fluidity, SloMetric::E2e]
+        );
+        assert!(r.requests[0].met);
+    }
+
+    #[test]
+    fn an_empty_run_says_so() {
+        let r = evaluate(&report("chat", Vec::new()), &SloSet::chat());
+        assert_eq!(r.overall.requests, 0);
+        assert_eq!(r.overall.attainment, 0.0);
+        assert_eq!(r.overall.goodput_per_s, None);
+        assert!(r.levels.is_empty());
+        assert_eq!(
+            r.sentence(),
+            "No measured requests to hold to the chat SLO."
+        );
+    }
+
+    #[test]
+    fn objectives_meet_in_their_direction() {
+        let ttft = objective(SloMetric::Ttft, 90.0, 1000.0);
+        assert!(ttft.meets(1000.0) && ttft.meets(10.0) && !ttft.meets(1000.1));
+        let qoe = objective(SloMetric::Qoe, 10.0, 0.9);
+        assert!(qoe.meets(0.9) && qoe.meets(1.0) && !qoe.meets(0.89));
+        assert!(!ttft.meets(f64::NAN) && !qoe.meets(f64::NAN));
+    }
+
+    #[test]
+    fn presets_write_and_read_back() {
+        assert_eq!(
+            SloSet::chat().to_string(),
+            "ttft p90 <= 1000ms, itl p90 <= 100ms, qoe p10 >= 0.9"
+        );
+        assert_eq!(
+            SloSet::agent().to_string(),
+            "ttft p90 <= 2000ms, e2e p90 <= 15000ms"
+        );
+        assert_eq!(SloSet::batch().to_string(), "e2e p99 <= 60000ms");
+        assert_eq!(SloSet::default(), SloSet::chat());
+        for p in SloSet::presets() {
+            p.validate().unwrap();
+            assert_eq!(SloSet::parse(&p.to_string()), Ok(p.clone()));
+            assert_eq!(SloSet::preset(&p.name), Some(p));
+        }
+        assert_eq!(SloSet::preset("nope"), None);
+        // Lenient spellings read as the canonical set.
+        assert_eq!(
+            SloSet::parse(" TTFT P90 ≤ 1 s; tbt p90<100 ,QoE p10 ≥ .9, "),
+            Ok(SloSet::chat())
+        );
+        // A name, seconds, and a preset's objectives under another name.
+        let named = SloSet::parse("my api: ttft p99.9 <= 2.5s").unwrap();
+        assert_eq!(named, set("my api", &[(SloMetric::Ttft, 99.9, 2500.0)]));
+        assert_eq!(named.to_string(), "my api: ttft p99.9 <= 2500ms");
+        let custom_chat = SloSet {
+            name: CUSTOM.into(),
+            ..SloSet::chat()
+        };
+        assert_eq!(
+            custom_chat.to_string(),
+            "custom: ttft p90 <= 1000ms, itl p90 <= 100ms, qoe p10 >= 0.9"
+        );
+        assert_eq!(SloSet::parse(&custom_chat.to_string()), Ok(custom_chat));
+        assert_eq!(
+            SloSet::parse("fluidity p10 >= 0.9").map(|s| s.name),
+            Ok(CUSTOM.to_owned())
+        );
+        assert_eq!("e2e p99 <= 60s".parse::<SloSet>(), Ok(SloSet::batch()));
+    }
+
+    #[test]
+    fn every_mistake_says_what_to_write() {
+        use SloMetric::*;
+        let part = |s: &str| s.to_owned();
+        let cases: Vec<(&str, SloError)> = vec![
+            ("", SloError::NoObjectives),
+            (" , ;", SloError::NoObjectives),
+            ("chat:", SloError::NoObjectives),
+            (
+                "latency p90 <= 1s",
+                SloError::UnknownMetric {
+                    part: part("latency p90 <= 1s"),
+                    word: part("latency"),
+                },
+            ),
+            (
+                "<= 1s",
+                SloError::UnknownMetric {
+                    part: part("<= 1s"),
+                    word: part("<="),
+                },
+            ),
+            (
+                "ttft 90 <= 1s",
+                SloError::MissingPercentile {
+                    part: part("ttft 90 <= 1s"),
+                    metric: Ttft,
+                },
+            ),
+            (
+                "ttft p <= 1s",
+                SloError::MissingPercentile {
+                    part: part("ttft p <= 1s"),
+                    metric: Ttft,
+                },
+            ),
+            (
+                "ttft p90 1s",
+                SloError::MissingOperator {
+                    part: part("ttft p90 1s"),
+                    metric: Ttft,
+                },
+            ),
+            (
+                "ttft p90 >= 1s",
+                SloError::WrongDirection {
+                    part: part("ttft p90 >= 1s"),
+                    metric: Ttft,
+                },
+            ),
+            (
+                "qoe p10 <= 0.9",
+                SloError::WrongDirection {
+                    part: part("qoe p10 <= 0.9"),
+                    metric: Qoe,
+                },
+            ),
+            (
+                "itl p90 <=",
+                SloError::MissingLimit {
+                    part: part("itl p90 <="),
+                    metric: Itl,
+                },
+            ),
+            (
+                "e2e p90 <= 1 min",
+                SloError::BadUnit {
+                    part: part("e2e p90 <= 1 min"),
+                    metric: E2e,
+                    unit: part("min"),
+                },
+            ),
+            (
+                "qoe p10 >= 0.9ms",
+                SloError::BadUnit {
+                    part: part("qoe p10 >= 0.9ms"),
+                    metric: Qoe,
+                    unit: part("ms"),
+                },
+            ),
+            (
+                "ttft p0 <= 1s",
+                SloError::Percentile {
+                    metric: Ttft,
+                    percentile: 0.0,
+                },
+            ),
+            (
+                "ttft p100.5 <= 1s",
+                SloError::Percentile {
+                    metric: Ttft,
+                    percentile: 100.5,
+                },
+            ),
+            (
+                "ttft p90 <= 0ms",
+                SloError::Limit {
+                    metric: Ttft,
+                    limit: 0.0,
+                },
+            ),
+            (
+                "ttft p90 <= -5ms",
+                SloError::Limit {
+                    metric: Ttft,
+                    limit: -5.0,
+                },
+            ),
+            (
+                "fluidity p10 >= 1.5",
+                SloError::ScoreAboveOne {
+                    metric: Fluidity,
+                    limit: 1.5,
+                },
+            ),
+            (" : ttft p90 <= 1s", SloError::Name(String::new())),
+        ];
+        for (text, want) in cases {
+            let got = SloSet::parse(text);
+            assert_eq!(got, Err(want.clone()), "{text:?}");
+            let msg = want.to_string();
+            assert!(msg.contains("e.g. `"), "{msg}");
+        }
+        // The first wrong part is the one reported.
+        assert!(matches!(
+            SloSet::parse("ttft p90 <= 1s, itl p90 >= 1ms, qoe"),
+            Err(SloError::WrongDirection { metric: Itl, .. })
+        ));
+        // A limit too large for an f64.
+        let huge = format!("ttft p90 <= 1{}ms", "0".repeat(400));
+        assert!(matches!(
+            SloSet::parse(&huge),
+            Err(SloError::Limit { metric: Ttft, limit }) if limit.is_infinite()
+        ));
+        // Messages in full for two of them.
+        assert_eq!(
+            SloError::WrongDirection {
+                part: part("ttft p90 >= 1s"),
+                metric: Ttft
+            }
+            .to_string(),
+            "`ttft p90 >= 1s`: TTFT is a latency (lower is better), so write `<=`, e.g. `ttft p90 <= 1000ms`"
+        );
+        assert_eq!(
+            SloError::NoObjectives.to_string(),
+            "an SLO needs at least one objective, e.g. `ttft p90 <= 1000ms`"
+        );
+        // Sets built in code are checked the same way.
+        assert_eq!(SloSet::new("x", Vec::new()), Err(SloError::NoObjectives));
+        let long = "n".repeat(41);
+        for bad in ["", " x", "a:b", "a,b", long.as_str()] {
+            assert_eq!(
+                SloSet::new(bad, SloSet::chat().objectives),
+                Err(SloError::Name(bad.to_owned()))
+            );
+        }
+        assert_eq!(
+            Objective::new(Itl, 90.0, f64::NAN).map_err(|e| matches!(e, SloError::Limit { .. })),
+            Err(true)
+        );
+        assert_eq!(
+            Objective::new(Qoe, f64::NAN, 0.5)
+                .map_err(|e| matches!(e, SloError::Percentile { .. })),
+            Err(true)
+        );
+        assert_eq!(
+            Objective::new(Qoe, 100.0, 1.0),
+            Ok(objective(Qoe, 100.0, 1.0))
+        );
+    }
+
+    #[test]
+    fn failures_rank_worst_in_the_percentile() {
+        // Latency [10, 20, 30, 40] + 1 failure: P75 h = 3 → exactly the fourth value, 40;
+        // P80 h = 3.2 interpolates towards the failure.
+        let v = || vec![40.0, 10.0, 30.0, 20.0];
+        assert_eq!(
+            percentile_with_failures(&mut v(), 1, 75.0, false),
+            Some(40.0)
+        );
+        assert_eq!(percentile_with_failures(&mut v(), 1, 80.0, false), None);
+        assert_eq!(
+            percentile_with_failures(&mut v(), 1, 25.0, false),
+            Some(20.0)
+        );
+        // Scores: the failure comes first. P25 h = 1 → 10 (the first value); P20 h = 0.8 → none.
+        assert_eq!(
+            percentile_with_failures(&mut v(), 1, 25.0, true),
+            Some(10.0)
+        );
+        assert_eq!(percentile_with_failures(&mut v(), 1, 20.0, true), None);
+        assert_eq!(
+            percentile_with_failures(&mut v(), 1, 50.0, true),
+            Some(20.0)
+        );
+        assert_eq!(
+            percentile_with_failures(&mut Vec::new(), 0, 50.0, false),
+            None
+        );
+        assert_eq!(
+            percentile_with_failures(&mut Vec::new(), 2, 50.0, true),
+            None
+        );
+    }
+
+    fn arb_objective() -> impl Strategy<Value = Objective> {
+        (0usize..5, 1e-6f64..=100.0, 1e-6f64..=1.0, 1e-3f64..1e8).prop_map(|(m, p, score, ms)| {
+            let metric = SloMetric::ALL[m];
+            let limit = if metric.higher_is_better() { score } else { ms };
+            objective(metric, p, limit)
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(text in any::<String>()) {
+            if let Ok(s) = SloSet::parse(&text) {
+                prop_assert!(s.validate().is_ok());
+            }
+        }
+
+        #[test]
+        fn parse_never_panics_on_near_grammar(text in "[a-zA-Z0-9 .,;:<>=≤≥+-]{0,60}") {
+            if let Ok(s) = SloSet::parse(&text) {
+                prop_assert!(s.validate().is_ok());
+                prop_assert_eq!(SloSet::parse(&s.to_string()), Ok(s));
+            }
+        }
+
+        #[test]
+        fn written_sets_read_back(
+            name in prop_oneof![Just(CUSTOM.to_owned()), "[a-z][a-z0-9 _-]{0,20}[a-z0-9]"],
+            objectives in proptest::collection::vec(arb_objective(), 1..6),
+        ) {
+            let s = SloSet { name, objectives };
+            prop_assert!(s.validate().is_ok());
+            prop_assert_eq!(SloSet::parse(&s.to_string()), Ok(s));
+        }
+
+        #[test]
+        fn without_failures_the_percentile_is_the_stats_one(
+            values in proptest::collection::vec(-1e6f64..1e6, 0..50),
+            p in 0.0f64..=100.0,
+            higher in any::<bool>(),
+        ) {
+            let want = percentile_select(&mut values.clone(), p);
+            prop_assert_eq!(percentile_with_failures(&mut values.clone(), 0, p, higher), want);
+        }
+
+        #[test]
+        fn failures_never_improve_the_percentile(
+            values in proptest::collection::vec(0.0f64..1e4, 1..50),
+            failures in 1usize..10,
+            p in 0.0f64..=100.0,
+        ) {
+            let clean = percentile_select(&mut values.clone(), p).unwrap_or(f64::NAN);
+            if let Some(v) = percentile_with_failures(&mut values.clone(), failures, p, false) {
+                prop_assert!(v >= clean - 1e-6, "{} < {}", v, clean);
+            }
+            if let Some(v) = percentile_with_failures(&mut values.clone(), failures, p, true) {
+                prop_assert!(v <= clean + 1e-6, "{} > {}", v, clean);
+            }
+        }
+    }
+}
