@@ -16,6 +16,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use reactive_stores::Store;
+use ttft_core::client_health::ClientHealth;
 use ttft_core::report::{EndpointInfo, Report};
 use ttft_core::request::{HeaderLineError, build_request};
 use ttft_core::scenario::{
@@ -24,6 +25,7 @@ use ttft_core::scenario::{
 
 use crate::browser::cancel::RunHandle;
 use crate::browser::fetch::{ModelsError, list_models, reference_origins};
+use crate::browser::health::HealthMonitor;
 use crate::browser::pool::{Progress, RunPlan, run_phases};
 use crate::browser::stamper::Stamping;
 use crate::browser::storage;
@@ -31,6 +33,9 @@ use crate::state::{
     EndpointConfig, LiveRun, QuotaPrompt, RunId, RunStorage, SaveState, SavedRun, Shown,
     StorageStatus, Studio, StudioState, StudioStateStoreFields,
 };
+
+pub mod calibrate;
+pub mod tour;
 
 /// The state a fresh page starts from: no runs yet. Saved runs appear once the page is up
 /// ([`open_storage`]), so a large store never delays the first paint.
@@ -444,6 +449,8 @@ pub fn open_link(studio: Studio) {
             report.title = format!("{} (shared)", report.title);
             let ids = add_runs(studio.state, vec![report]);
             show_run(studio, ids[0]);
+            // A reader's view: the report first, the panels that configure a run folded away.
+            studio.state.reader_view().set(true);
         }
         Err(e) => notify(studio, format!("could not open the shared report: {e}")),
     }
@@ -590,15 +597,39 @@ fn run_title(scenario: &str, model: &str) -> String {
 
 /// Starts a run with the current settings; a setting that cannot run is reported instead.
 pub fn start_run(studio: Studio) {
+    if is_running(studio) {
+        return;
+    }
     let ep = studio.endpoint.get_untracked();
     let sc = studio.scenario.get_untracked();
+    spawn_local(async move {
+        run_scenario(studio, ep, sc).await;
+    });
+}
+
+/// Runs one scenario against one endpoint to its end (or its cancel): plans it with the core,
+/// shows it live, stamps it in the pool, watches the tab meanwhile for the client-health
+/// verdict, then saves and shows it. Returns the run's id and whether it was cancelled; `None`
+/// when it could not start (the notice says why). The user's panels are not touched, so the
+/// article's comparison and a calibration run their own settings.
+pub async fn run_scenario(
+    studio: Studio,
+    ep: EndpointConfig,
+    sc: ttft_core::scenario::ScenarioConfig,
+) -> Option<(RunId, bool)> {
     let secret_headers = match ep.secret_headers() {
         Ok(h) => h,
-        Err(e) => return notify(studio, e.to_string()),
+        Err(e) => {
+            notify(studio, e.to_string());
+            return None;
+        }
     };
     let phases = match sc.plan(&ep.wire_model(), ep.dialect) {
         Ok(p) => p,
-        Err(e) => return notify(studio, format!("cannot start: {e}")),
+        Err(e) => {
+            notify(studio, format!("cannot start: {e}"));
+            return None;
+        }
     };
     let bases = ep.bases();
     let max_concurrency = phases.iter().map(|p| p.concurrency).max().unwrap_or(1) as usize;
@@ -609,7 +640,7 @@ pub fn start_run(studio: Studio) {
         model: ep.wire_model(),
         dialect: ep.dialect,
     };
-    let report = Report::new(run_title(sc.kind.id(), &ep.model), endpoint, sc.kind.id())
+    let mut report = Report::new(run_title(sc.kind.id(), &ep.model), endpoint, sc.kind.id())
         .created_at(js_sys::Date::now())
         .with_clock_resolution(
             studio
@@ -619,6 +650,7 @@ pub fn start_run(studio: Studio) {
                 .map(|c| c.resolution_ms),
         )
         .with_settings(serde_json::to_value(&sc).unwrap_or_default());
+    report.slo = storage::load_slo().unwrap_or_default();
     studio.state.live().set(Some(LiveRun {
         report,
         progress: Progress {
@@ -640,57 +672,63 @@ pub fn start_run(studio: Studio) {
     });
     let metrics = sc.metrics_config();
     let timeout_ms = sc.timeout_s * 1e3;
-    spawn_local(async move {
-        // Above 6 streams the reference endpoint is reached over all its HTTP/1.1 origins
-        // (sharding). BENCHMARKS.md measured it against HTTP/2 over TLS at 16 and 64 streams
-        // and found no difference beyond the rounds' spread, and it needs no certificate,
-        // unlike the server's HTTP/2 port.
-        let origins = if spread_over_reference_origins {
-            reference_origins().await
-        } else {
-            None
-        };
-        let bases = match origins {
-            Some(origins) => {
-                notify(
-                    studio,
-                    format!(
-                        "{max_concurrency} streams: spread over the reference endpoint's {} HTTP/1.1 origins (browsers open {HTTP1_CONNECTIONS_PER_ORIGIN} connections per origin)",
-                        origins.len()
-                    ),
-                );
-                origins
-            }
-            None => bases,
-        };
-        if let Some(warning) = connection_limit_warning(&phases, &bases) {
-            notify(studio, warning);
+    // Above 6 streams the reference endpoint is reached over all its HTTP/1.1 origins
+    // (sharding). BENCHMARKS.md measured it against HTTP/2 over TLS at 16 and 64 streams and
+    // found no difference beyond the rounds' spread, and it needs no certificate, unlike the
+    // server's HTTP/2 port.
+    let origins = if spread_over_reference_origins {
+        reference_origins().await
+    } else {
+        None
+    };
+    let bases = match origins {
+        Some(origins) => {
+            notify(
+                studio,
+                format!(
+                    "{max_concurrency} streams: spread over the reference endpoint's {} HTTP/1.1 origins (browsers open {HTTP1_CONNECTIONS_PER_ORIGIN} connections per origin)",
+                    origins.len()
+                ),
+            );
+            origins
         }
-        let dialect = ep.dialect;
-        let next_base = std::cell::Cell::new(0usize);
-        let build = Rc::new(move |job: &Job| {
-            let i = next_base.get();
-            next_base.set(i + 1);
-            build_request(&bases[i % bases.len()], dialect, &job.params)
-        });
-        let stamping = Stamping::choose().await;
-        studio.state.live().update(|l| {
-            if let Some(l) = l {
-                l.report.stamping = Some(stamping.describe());
-            }
-        });
-        let plan = RunPlan {
-            phases,
-            build,
-            secret_headers,
-            dialect,
-            metrics,
-            timeout_ms,
-            stamping,
-        };
-        run_phases(plan, handle, on_batch).await;
-        finish_run(studio);
+        None => bases,
+    };
+    if let Some(warning) = connection_limit_warning(&phases, &bases) {
+        notify(studio, warning);
+    }
+    let dialect = ep.dialect;
+    let next_base = std::cell::Cell::new(0usize);
+    let build = Rc::new(move |job: &Job| {
+        let i = next_base.get();
+        next_base.set(i + 1);
+        build_request(&bases[i % bases.len()], dialect, &job.params)
     });
+    let stamping = Stamping::choose().await;
+    studio.state.live().update(|l| {
+        if let Some(l) = l {
+            l.report.stamping = Some(stamping.describe());
+        }
+    });
+    let plan = RunPlan {
+        phases,
+        build,
+        secret_headers,
+        dialect,
+        metrics,
+        timeout_ms,
+        stamping,
+    };
+    // Watches the tab while the requests stream (the page's own timers and visibility).
+    let monitor = HealthMonitor::start();
+    run_phases(plan, handle.clone(), on_batch).await;
+    let samples = monitor.finish();
+    studio.state.live().update(|l| {
+        if let Some(l) = l {
+            l.report.client_health = Some(ClientHealth::assess(&l.report, &samples));
+        }
+    });
+    finish_run(studio).map(|id| (id, handle.is_cancelled()))
 }
 
 /// Whether a run is in progress.
@@ -705,13 +743,80 @@ pub fn cancel_run(studio: Studio) {
     }
 }
 
-/// The pool is done: the live run becomes a saved run under a new id and is shown.
-pub fn finish_run(studio: Studio) {
+/// The pool is done: the live run becomes a saved run under a new id, which is shown and
+/// returned.
+pub fn finish_run(studio: Studio) -> Option<RunId> {
     studio.handle.set_value(None);
-    let Some(live) = studio.state.live().try_update(Option::take).flatten() else {
-        return;
-    };
+    let live = studio.state.live().try_update(Option::take).flatten()?;
     let ids = add_runs(studio.state, vec![live.report]);
     show_run(studio, ids[0]);
     save_run(studio, ids[0]);
+    Some(ids[0])
+}
+
+/// Holds the shown run to another SLO set: its report keeps the set (saved again when stored)
+/// and new runs are held to it too.
+pub fn set_slo(studio: Studio, set: ttft_core::slo::SloSet) {
+    storage::save_slo(&set);
+    let Shown::Run(id) = studio.state.shown().get_untracked() else {
+        return;
+    };
+    let mut changed = false;
+    studio.state.runs().update(|runs| {
+        if let Some(r) = runs.iter_mut().find(|r| r.id == id)
+            && r.report.slo != set
+        {
+            // Copies the report only while a view still holds it.
+            std::sync::Arc::make_mut(&mut r.report).slo = set.clone();
+            changed = true;
+        }
+    });
+    let state = studio.state.with_untracked(|s| s.save_state(id));
+    if changed && matches!(state, SaveState::Saved | SaveState::Saving) {
+        save_run(studio, id);
+    }
+}
+
+/// Records a blind review's vote ([`ttft_core::review`]) in both runs' reports, each from its own
+/// side, and saves the runs that are stored or being stored (the whole report: the votes are in
+/// it). A run not saved yet (opened from a link, waiting for storage, or whose save failed)
+/// keeps the vote in memory and its next save carries it.
+pub fn record_blind_vote(
+    studio: Studio,
+    a: RunId,
+    b: RunId,
+    pair: &ttft_core::review::ReviewPair,
+    choice: ttft_core::review::Choice,
+) {
+    let at = js_sys::Date::now();
+    let Some((va, vb)) = studio
+        .state
+        .with_untracked(|s| Some(pair.votes(choice, &s.run(a)?.report, &s.run(b)?.report, at)))
+    else {
+        return notify(
+            studio,
+            "the vote was not kept: one of the two runs was deleted",
+        );
+    };
+    studio.state.runs().update(|runs| {
+        for r in runs.iter_mut() {
+            let vote = if r.id == a {
+                &va
+            } else if r.id == b {
+                &vb
+            } else {
+                continue;
+            };
+            // Copies the report only while a view still holds it.
+            std::sync::Arc::make_mut(&mut r.report)
+                .votes
+                .push(vote.clone());
+        }
+    });
+    for id in [a, b] {
+        let state = studio.state.with_untracked(|s| s.save_state(id));
+        if matches!(state, SaveState::Saved | SaveState::Saving) {
+            save_run(studio, id);
+        }
+    }
 }

@@ -17,6 +17,7 @@ use reactive_stores::Store;
 
 use components::compare::CompareView;
 use components::endpoint_panel::EndpointPanel;
+use components::guide::{Guide, ReaderBar};
 use components::report_view::ReportView;
 use components::run_controls::RunControls;
 use components::runs_list::RunsList;
@@ -68,14 +69,16 @@ pub fn App() -> impl IntoView {
             <p class="tagline">"Total latency lies: measure time to first token and inter-token latency as your users feel them."</p>
             <StatusBar />
         </header>
-        <main>
+        <main class:reader=move || studio.state.reader_view().get()>
             <aside>
                 <EndpointPanel />
                 <ScenarioPanel />
                 <RunsList />
             </aside>
             <section class="content">
+                <ReaderBar />
                 <RunControls />
+                <Guide />
                 <CompareView />
                 <ReportView />
             </section>

@@ -147,6 +147,25 @@ pub struct StudioState {
     pub stored: HashMap<RunId, RunStorage>,
     /// The run storage as a whole.
     pub storage: StorageStatus,
+    /// What to look at, in one sentence, after the studio ran something to teach (the
+    /// article's comparison); the user can dismiss it.
+    pub guide: Option<String>,
+    /// The page opened a shared link: the report comes first and the panels that configure a
+    /// run are folded away until the reader asks for them.
+    pub reader_view: bool,
+    /// Where "Calibrate this browser" stands, once asked.
+    pub calibration: Option<Calibration>,
+}
+
+/// Where "Calibrate this browser" stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Calibration {
+    /// Its short scenario runs at this many streams.
+    Running(u32),
+    /// This browser's timing error against the reference endpoint's ground truth.
+    Done(ttft_core::calibration::CalibrationResult),
+    /// It could not finish: why, and what to do.
+    Failed(String),
 }
 
 impl StudioState {

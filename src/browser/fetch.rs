@@ -362,19 +362,9 @@ pub async fn sleep_ms(ms: f64) {
 /// server), the page's first: more than one when it listens on extra ports. `None` when it has
 /// one or does not say.
 pub async fn reference_origins() -> Option<Vec<String>> {
-    let window = web_sys::window()?;
-    let location = window.location();
+    let location = web_sys::window()?.location();
     let (protocol, hostname) = (location.protocol().ok()?, location.hostname().ok()?);
-    let url = format!("{}/v1/transports", super::page_origin());
-    let resp: Response = JsFuture::from(window.fetch_with_str(&url))
-        .await
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    if !resp.ok() {
-        return None;
-    }
-    let text = JsFuture::from(resp.text().ok()?).await.ok()?.as_string()?;
+    let text = get_from_page_origin("/v1/transports").await?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let origins: Vec<String> = v["http1_ports"]
         .as_array()?
@@ -383,6 +373,22 @@ pub async fn reference_origins() -> Option<Vec<String>> {
         .map(|port| format!("{protocol}//{hostname}:{port}"))
         .collect();
     (origins.len() > 1).then_some(origins)
+}
+
+/// `GET` of a path on the page's own server (the built-in reference endpoint): the body when
+/// the answer is a success, else `None`.
+pub async fn get_from_page_origin(path: &str) -> Option<String> {
+    let window = web_sys::window()?;
+    let url = format!("{}{path}", super::page_origin());
+    let resp: Response = JsFuture::from(window.fetch_with_str(&url))
+        .await
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    if !resp.ok() {
+        return None;
+    }
+    JsFuture::from(resp.text().ok()?).await.ok()?.as_string()
 }
 
 /// Why the model list could not be had.

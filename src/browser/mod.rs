@@ -9,6 +9,7 @@ pub mod cancel;
 pub mod clock;
 pub mod echarts;
 pub mod fetch;
+pub mod health;
 pub mod pool;
 pub mod stamper;
 pub mod storage;

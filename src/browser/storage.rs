@@ -38,6 +38,8 @@ const LEGACY_RUNS: &str = "ttft-studio.runs";
 const ENDPOINT: &str = "ttft-studio.endpoint";
 const KEY: &str = "ttft-studio.key";
 const SCENARIO: &str = "ttft-studio.scenario";
+/// Key of the SLO set new runs are held to.
+const SLO: &str = "ttft-studio.slo";
 
 /// The IndexedDB database of saved runs.
 pub const DB_NAME: &str = "ttft-studio";
@@ -871,5 +873,19 @@ pub fn load_scenario() -> Option<ScenarioConfig> {
 pub fn save_scenario(c: &ScenarioConfig) {
     if let Some(s) = local_storage() {
         let _ = s.set_item(SCENARIO, &serde_json::to_string(c).unwrap_or_default());
+    }
+}
+
+/// The SLO set last applied to a run: new runs are held to it.
+pub fn load_slo() -> Option<ttft_core::slo::SloSet> {
+    serde_json::from_str::<ttft_core::slo::SloSet>(&local_storage()?.get_item(SLO).ok()??)
+        .ok()
+        .filter(|s| s.validate().is_ok())
+}
+
+/// Remembers the SLO set for new runs.
+pub fn save_slo(set: &ttft_core::slo::SloSet) {
+    if let Some(s) = local_storage() {
+        let _ = s.set_item(SLO, &serde_json::to_string(set).unwrap_or_default());
     }
 }

@@ -2,10 +2,12 @@
 //! article's lesson: total latency against TTFT and ITL) and the overlaid charts.
 
 use leptos::prelude::*;
-use ttft_core::compare::{Better, Unit, compare, vantage_note};
+use ttft_core::client_health::compare_flag;
+use ttft_core::compare::{Better, Unit, compare, vantage_note, vote_summary};
 use ttft_core::report::{Aggregates, Report};
 
 use crate::browser::clock::now_ms;
+use crate::components::blind_review::BlindReview;
 use crate::components::charts::ChartGrid;
 use crate::format::{ms, pct, per_s, score};
 use crate::state::use_studio;
@@ -19,11 +21,30 @@ fn value(unit: Unit, v: Option<f64>) -> String {
     }
 }
 
-/// The comparison of the runs ticked in the runs list.
+/// The comparison of the runs ticked in the runs list; with exactly two, a blind review of them
+/// instead while it is open.
 #[component]
 pub fn CompareView() -> impl IntoView {
     let studio = use_studio();
-    move || {
+    let reviewing = RwSignal::new(false);
+    // The two runs a blind review plays, when exactly two are compared: a memo, so that a vote
+    // (which changes their reports) does not restart the review.
+    let two = Memo::new(move |_| {
+        studio.state.with(|s| match s.compared().as_slice() {
+            [x, y] => Some((x.id, y.id)),
+            _ => None,
+        })
+    });
+    let review = move || {
+        let (a, b) = two.get().filter(|_| reviewing.get())?;
+        let on_close = Callback::new(move |()| reviewing.set(false));
+        Some(view! { <BlindReview a=a b=b on_close=on_close /> })
+    };
+    let comparison = move || {
+        // The review hides the figures: they would tell the reviewer which run is faster.
+        if reviewing.get() && two.get().is_some() {
+            return None;
+        }
         // Read by id: runs added or removed meanwhile never change what is compared.
         let picked: Vec<Report> = studio.state.with(|s| {
             s.compared()
@@ -43,6 +64,36 @@ pub fn CompareView() -> impl IntoView {
             .map(|r| (r.title.as_str(), r.vantage.as_deref()))
             .collect();
         let vantage = vantage_note(&vantages);
+        // Runs whose tab may have added time to their figures (hidden, busy, queueing).
+        let health: Vec<String> = picked
+            .iter()
+            .filter_map(|r| {
+                let flag = compare_flag(r.client_health.as_ref()?)?;
+                Some(format!("{}: {flag}", r.title))
+            })
+            .collect();
+        let votes = vote_summary(&picked.iter().collect::<Vec<_>>(), &cmp);
+        let vote_row = votes.as_ref().map(|v| {
+            let (winner, total) = (v.winner, v.total);
+            let cells = v
+                .wins
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let best = winner == Some(i);
+                    view! { <td class:best=best>{format!("{w} of {total}")}</td> }
+                })
+                .collect_view();
+            view! {
+                <tr data-metric="Blind review votes" data-testid="compare-votes-row">
+                    <td title="votes won in blind reviews: higher is better">"Blind review votes"</td>
+                    {cells}
+                </tr>
+            }
+        });
+        let two_runs = picked.len() == 2;
+        // The reader the compared runs are scored with (the first run's settings).
+        let reading = picked[0].experience.reading;
         let specs = ttft_charts::compare_charts(&titles, &picked, &aggs, &cmp);
         // One recorded stream per run, the one with the median TTFT, side by side.
         let (replays, replay_names): (Vec<_>, Vec<_>) = picked
@@ -54,6 +105,19 @@ pub fn CompareView() -> impl IntoView {
                 <h2>"Compare"</h2>
                 <p class="lesson" data-testid="compare-lesson">{cmp.lesson.clone()}</p>
                 {vantage.map(|v| view! { <p class="warning" data-testid="compare-vantage">{v}</p> })}
+                {(!health.is_empty()).then(|| view! {
+                    <p class="warning" data-testid="compare-health">{format!(
+                        "The measuring tab may have added time to these runs' figures: {}. Compare them with care, or measure again in a visible, idle tab.",
+                        health.join("; ")
+                    )}</p>
+                })}
+                {votes.map(|v| view! { <p class="votes" data-testid="compare-votes" data-agrees=v.agrees.map(|a| a.to_string())>{v.sentence}</p> })}
+                {two_runs.then(|| view! {
+                    <p>
+                        <button data-testid="blind-review" on:click=move |_| reviewing.set(true)>"Blind review"</button>
+                        " Play one stream of each run side by side, unnamed, and vote on which felt faster."
+                    </p>
+                })}
                 <table data-testid="compare-table">
                     <thead><tr><th>"Metric"</th>{titles.iter().map(|t| view! { <th>{t.to_string()}</th> }).collect_view()}</tr></thead>
                     <tbody>
@@ -70,11 +134,16 @@ pub fn CompareView() -> impl IntoView {
                                 </tr>
                             }
                         }).collect_view()}
+                        {vote_row}
                     </tbody>
                 </table>
-                <crate::components::replay::Replay records=replays names=replay_names />
+                <crate::components::replay::Replay records=replays names=replay_names reading=reading />
                 <ChartGrid specs=specs file_stem="compare".to_owned() testid="compare-charts" started_ms=started />
             </article>
         })
+    };
+    view! {
+        {comparison}
+        {review}
     }
 }

@@ -4,9 +4,11 @@
 
 use leptos::prelude::*;
 
+pub mod blind_review;
 pub mod charts;
 pub mod compare;
 pub mod endpoint_panel;
+pub mod guide;
 pub mod replay;
 pub mod report_view;
 pub mod request_table;
@@ -14,6 +16,7 @@ pub mod roofline;
 pub mod run_controls;
 pub mod runs_list;
 pub mod scenario_panel;
+pub mod slo;
 pub mod status_bar;
 
 /// A two-way binding of one field of a settings signal, for `bind:value` / `bind:checked`.

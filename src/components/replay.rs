@@ -1,15 +1,23 @@
 //! Typewriter replay: recorded streams played side by side at their true timing (or 0.5×, 2×),
-//! with the wait before the first token visible and boilerplate openers highlighted.
+//! with the wait before the first token visible and boilerplate openers highlighted. In the
+//! reader's pace mode each lane also shows how far a reader at the report's reading speed has
+//! read (the rest of the delivered text is faded) and marks the moments the reader has caught
+//! up and waits ([`ttft_core::experience::ReaderPace`]).
 
 use std::time::Duration;
 
 use leptos::prelude::*;
+use ttft_core::experience::{ReaderPace, ReadingConfig, reading_arrivals};
 use ttft_core::report::{ReplayPiece, RequestRecord};
 
 use crate::format::ms;
 
 /// What one lane shows at `t` ms: (opener part, rest of the answer, reasoning).
-fn visible(pieces: &[ReplayPiece], opener_len: usize, t: f64) -> (String, String, String) {
+pub(crate) fn visible(
+    pieces: &[ReplayPiece],
+    opener_len: usize,
+    t: f64,
+) -> (String, String, String) {
     let mut answer = String::new();
     let mut reasoning = String::new();
     for p in pieces.iter().take_while(|p| p.at_ms <= t) {
@@ -37,6 +45,10 @@ fn Lane(
     clock: ReadSignal<f64>,
     /// What the lane shows (a run's title in a comparison), else the request's index and group.
     name: Option<String>,
+    /// The reader's pace through the answer, when it has text to read.
+    pace: Option<ReaderPace>,
+    /// Show the reader's pace.
+    reader: RwSignal<bool>,
 ) -> impl IntoView {
     let pieces = record.replay.clone();
     let opener_len = record.metrics.opener_text.len();
@@ -51,6 +63,25 @@ fn Lane(
         let pieces = pieces.clone();
         move || visible(&pieces, opener_len, clock.get())
     };
+    let read_by = pace.as_ref().map(ReaderPace::read_by_ms);
+    let label = move || match (reader.get(), read_by) {
+        (true, Some(by)) => format!("{label} · read by {}", ms(Some(by))),
+        _ => label.clone(),
+    };
+    // The answer as a reader at the reading speed gets through it: read, delivered but not yet
+    // read, and the reader's wait, if they are waiting.
+    let paced = move || {
+        let p = pace.as_ref()?;
+        let t = clock.get();
+        let (read, delivered) = (p.read_bytes_at(t), p.delivered_bytes_at(t));
+        let text = p.text();
+        let wait = p.wait_at(t).map(|(from, _)| t - from);
+        Some(view! {
+            <span class="read">{text[..read].to_owned()}</span>
+            <span class="unread" title="delivered, not read yet">{text[read..delivered.max(read)].to_owned()}</span>
+            {wait.map(|w| view! { <span class="reader-waiting" data-testid="replay-reader-waiting">{format!(" ⏸ the reader waits… {}", ms(Some(w)))}</span> })}
+        })
+    };
     view! {
         <div class="lane" data-testid="replay-lane">
             <div class="lane-head">{label}</div>
@@ -61,11 +92,18 @@ fn Lane(
                     _ => None,
                 }
             }}
-            <div class="typed">
-                {let s = shown.clone(); move || { let r = s().2; (!r.is_empty()).then(|| view! { <span class="reasoning">{r}</span> }) }}
-                {let s = shown.clone(); move || view! { <mark class="opener" title="boilerplate opener">{s().0}</mark> }}
-                {move || shown().1}
-            </div>
+            {move || if reader.get() && paced.clone()().is_some() {
+                view! { <div class="typed paced">{paced.clone()}</div> }.into_any()
+            } else {
+                let shown = shown.clone();
+                view! {
+                    <div class="typed">
+                        {let s = shown.clone(); move || { let r = s().2; (!r.is_empty()).then(|| view! { <span class="reasoning">{r}</span> }) }}
+                        {let s = shown.clone(); move || view! { <mark class="opener" title="boilerplate opener">{s().0}</mark> }}
+                        {move || shown().1}
+                    </div>
+                }.into_any()
+            }}
         </div>
     }
 }
@@ -78,7 +116,11 @@ pub fn Replay(
     /// Lane names, one per record (a comparison names lanes by run); empty for a single run.
     #[prop(optional)]
     names: Vec<String>,
+    /// The reader the reader's pace mode follows (the report's reading settings).
+    #[prop(optional)]
+    reading: Option<ReadingConfig>,
 ) -> impl IntoView {
+    let reading = reading.unwrap_or_default();
     let records: Vec<(RequestRecord, Option<String>)> = records
         .into_iter()
         .enumerate()
@@ -89,12 +131,29 @@ pub fn Replay(
     if records.is_empty() {
         return view! { <p class="muted">"No recorded streams to replay."</p> }.into_any();
     }
-    let end = records
+    let paces: Vec<Option<ReaderPace>> = records
+        .iter()
+        .map(|(r, _)| ReaderPace::of(&reading_arrivals(r, &reading), &reading))
+        .collect();
+    let delivered_end = records
         .iter()
         .filter_map(|(r, _)| r.replay.last().map(|p| p.at_ms))
-        .fold(0.0, f64::max)
-        + 200.0;
-    let (clock, set_clock) = signal(end);
+        .fold(0.0, f64::max);
+    let read_end = paces
+        .iter()
+        .flatten()
+        .map(ReaderPace::read_by_ms)
+        .fold(delivered_end, f64::max);
+    let reader = RwSignal::new(false);
+    // In the reader's pace mode the replay runs until the slowest reader has finished.
+    let end = Signal::derive(move || {
+        if reader.get() {
+            read_end + 200.0
+        } else {
+            delivered_end + 200.0
+        }
+    });
+    let (clock, set_clock) = signal(delivered_end + 200.0);
     let speed = RwSignal::new(1.0);
     let timer = StoredValue::new_local(None::<IntervalHandle>);
     let started = StoredValue::new(0.0f64);
@@ -112,6 +171,7 @@ pub fn Replay(
         let h = set_interval_with_handle(
             move || {
                 let t = (now() - started.get_value()) * speed.get_untracked();
+                let end = end.get_untracked();
                 set_clock.set(t.min(end));
                 if t >= end {
                     stop();
@@ -132,10 +192,14 @@ pub fn Replay(
                     <option value="1">"1× (true timing)"</option>
                     <option value="2">"2×"</option>
                 </select>
+                <label class="inline" title=format!("Shows how far a reader at {} words/s ({} CJK characters/s) has read, and where they sit waiting for text", reading.words_per_s, reading.cjk_chars_per_s)>
+                    <input type="checkbox" data-testid="replay-reader" bind:checked=reader />
+                    "at reading speed"
+                </label>
                 <span class="muted" data-testid="replay-clock">{move || ms(Some(clock.get()))}</span>
             </div>
             <div class="lanes">
-                {records.into_iter().map(|(r, name)| view! { <Lane record=r clock=clock name=name /> }).collect_view()}
+                {records.into_iter().zip(paces).map(|((r, name), pace)| view! { <Lane record=r clock=clock name=name pace=pace reader=reader /> }).collect_view()}
             </div>
         </section>
     }.into_any()

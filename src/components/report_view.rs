@@ -296,46 +296,76 @@ fn ShareBox(
     }
 }
 
+/// Sets `target` to `compute()` once the page has painted (the next frame, then a task): for
+/// the statistics that score every stream, so the charts draw first. Nothing happens when
+/// another run was shown meanwhile (the signal is gone).
+fn fill_after_paint<T: Send + Sync + 'static>(
+    target: RwSignal<Option<T>>,
+    compute: impl FnOnce() -> T + 'static,
+) {
+    request_animation_frame(move || {
+        set_timeout(
+            move || {
+                if !target.is_disposed() {
+                    target.try_set(Some(compute()));
+                }
+            },
+            std::time::Duration::ZERO,
+        );
+    });
+}
+
 /// The report of the selected (or live) run.
 #[component]
 pub fn ReportView() -> impl IntoView {
     let report = shown_report();
     move || {
         match report.get() {
-        None => view! { <p class="muted" data-testid="empty-report">"Configure an endpoint and a scenario, then press Run. The built-in reference endpoint works with no setup."</p> }.into_any(),
-        Some((r, complete)) => {
-            let started = crate::browser::clock::now_ms();
-            // Experience scores wait for the end of the run, like the charts, and then for the
-            // charts: scoring every stream is the slowest part of a large run's statistics, so
-            // the page draws first and the scores follow once it has painted. A shared link
-            // carries its run's scores.
-            let headline = r.shared.as_ref().is_some_and(|s| s.headline.is_some());
-            let defer = complete && !headline;
-            let agg = if complete && !defer { r.aggregates() } else { r.live_aggregates() };
-            let experience = RwSignal::new((!defer).then(|| agg.experience.clone()));
-            if defer {
-                let r = Arc::clone(&r);
-                request_animation_frame(move || {
-                    set_timeout(
-                        move || {
-                            // Gone when another run was shown meanwhile.
-                            if !experience.is_disposed() {
-                                experience.try_set(Some(r.experience_summary()));
-                            }
-                        },
-                        std::time::Duration::ZERO,
-                    );
-                });
-            }
-            // Charts are drawn once the run is complete: drawing never competes with the
-            // timestamps of a live run.
-            let charts = complete.then(|| ttft_charts::report_charts(&r, &agg));
-            view! {
+            None => view! { <crate::components::guide::FirstRun /> }.into_any(),
+            Some((r, complete)) => {
+                let started = crate::browser::clock::now_ms();
+                // Experience scores wait for the end of the run, like the charts, and then for the
+                // charts: scoring every stream is the slowest part of a large run's statistics, so
+                // the page draws first and the scores follow once it has painted. A shared link
+                // carries its run's scores.
+                let headline = r.shared.as_ref().is_some_and(|s| s.headline.is_some());
+                let defer = complete && !headline;
+                let agg = if complete && !defer {
+                    r.aggregates()
+                } else {
+                    r.live_aggregates()
+                };
+                let experience = RwSignal::new((!defer).then(|| agg.experience.clone()));
+                if defer {
+                    let r = Arc::clone(&r);
+                    fill_after_paint(experience, move || r.experience_summary());
+                }
+                // The run held to its SLO, scored as late as the experience (the same streams).
+                let slo = RwSignal::new(None::<ttft_core::slo::SloReport>);
+                if complete {
+                    let r = Arc::clone(&r);
+                    fill_after_paint(slo, move || ttft_core::slo::evaluate(&r, &r.slo));
+                }
+                // Charts are drawn once the run is complete: drawing never competes with the
+                // timestamps of a live run.
+                let charts = complete.then(|| ttft_charts::report_charts(&r, &agg));
+                view! {
                 <article class="report" data-testid="report">
                     <h2 data-testid="report-title">{r.title.clone()}</h2>
                     <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
                     <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
                     <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
+                    {r.client_health.as_ref().map(|h| {
+                        let healthy = matches!(h.verdict, ttft_core::client_health::Verdict::Healthy);
+                        view! {
+                            <div class="client-health" class:warning=!healthy data-testid="client-health" data-healthy=healthy.to_string()>
+                                <span>{format!("Client health: {}", h.headline())}</span>
+                                {(!h.causes.is_empty()).then(|| view! {
+                                    <ul>{h.causes.iter().map(|c| view! { <li data-cause=format!("{:?}", c.kind)>{c.sentence.clone()}</li> }).collect_view()}</ul>
+                                })}
+                            </div>
+                        }
+                    })}
                     {r.vantage.as_ref().map(|v| view! {
                         <p class="muted" data-testid="run-vantage">{format!("Measured by {v}, read from timeline files: its times include that client's own delays, as the studio's include the browser's.")}</p>
                     })}
@@ -368,9 +398,10 @@ pub fn ReportView() -> impl IntoView {
                             <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started />
                             <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
                             // Only the (at most four) streams the replay plays are copied.
-                            <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() />
+                            <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() reading=r.experience.reading />
                             <ShareBox report=r.clone() />
-                            <crate::components::request_table::RequestTable report=r />
+                            <crate::components::slo::SloPanel report=r.clone() result=slo.into() />
+                            <crate::components::request_table::RequestTable report=r slo=slo />
                         }.into_any()
                         }
                         // While requests stream, the page stays light (headline and groups
@@ -379,7 +410,7 @@ pub fn ReportView() -> impl IntoView {
                     }}
                 </article>
             }.into_any()
+            }
         }
-    }
     }
 }

@@ -3,12 +3,14 @@
 //! `MARGIN_ROWS` above and below) are in the DOM, keyed by position; a sizer holds the full
 //! height so the scroll bar is the whole table's. `data-rows` on the table holds the count.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use leptos::html;
 use leptos::prelude::*;
 use ttft_core::metrics::TtftKind;
 use ttft_core::report::{Report, RequestRecord};
+use ttft_core::slo::SloReport;
 
 use crate::format::ms;
 
@@ -59,8 +61,11 @@ fn notes(r: &RequestRecord) -> String {
     notes.join(" · ")
 }
 
-/// One request's row (notes cut to one line; the full text is its tooltip).
-fn row(r: &RequestRecord) -> impl IntoView + use<> {
+/// One request's row (notes cut to one line; the full text is its tooltip); `slo` gives its
+/// cell in the SLO column once the run is scored.
+fn row(r: &RequestRecord, slo: Memo<HashMap<u32, String>>) -> impl IntoView + use<> {
+    let index = r.index;
+    let slo_cell = move || slo.with(|m| m.get(&index).cloned().unwrap_or_default());
     let m = &r.metrics;
     let itl = m.itl_summary().map(|s| s.p50);
     let notes = notes(r);
@@ -70,6 +75,7 @@ fn row(r: &RequestRecord) -> impl IntoView + use<> {
             <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
             <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td class="first-answer">{ms(m.first_answer_ms)}</td><td>{ms(m.meaningful_ms)}</td>
             <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>
+            <td class="slo-cell">{slo_cell}</td>
             <td class="notes" title=tip>{notes}</td>
         </tr>
     }
@@ -80,8 +86,30 @@ fn row(r: &RequestRecord) -> impl IntoView + use<> {
 pub fn RequestTable(
     /// The run (its requests, in order, shared: never copied).
     report: Arc<Report>,
+    /// The run held to its SLO, once scored: each judged request shows ✓ or the objectives it
+    /// failed.
+    #[prop(optional, into)]
+    slo: Option<Signal<Option<SloReport>>>,
 ) -> impl IntoView {
     let n = report.requests.len();
+    let slo = Memo::new(move |_| {
+        slo.and_then(|s| s.get())
+            .map(|s| {
+                s.requests
+                    .iter()
+                    .map(|q| {
+                        let cell = if q.met {
+                            "✓".to_owned()
+                        } else {
+                            let failed: Vec<&str> = q.failed.iter().map(|m| m.label()).collect();
+                            format!("✗ {}", failed.join(", "))
+                        };
+                        (q.index, cell)
+                    })
+                    .collect::<HashMap<u32, String>>()
+            })
+            .unwrap_or_default()
+    });
     let report = StoredValue::new(report);
     let (scroll_top, set_scroll_top) = signal(0.0_f64);
     let (row_px, set_row_px) = signal(ROW_PX);
@@ -122,10 +150,10 @@ pub fn RequestTable(
                 <div class="request-sizer" style:height=move || format!("{:.0}px", head_px.get() + n as f64 * row_px.get())>
                     <table class="request-table" data-testid="requests" data-rows=n
                         style:top=move || format!("{:.0}px", range.get().0 as f64 * row_px.get())>
-                        <thead node_ref=head><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th title="Browser queue">"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th title="First answer">"First answer"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th>"Notes"</th></tr></thead>
+                        <thead node_ref=head><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th title="Browser queue">"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th title="First answer">"First answer"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th title="Met the run's service-level objectives, or which it failed">"SLO"</th><th>"Notes"</th></tr></thead>
                         <tbody node_ref=body>
                             <For each=move || { let (a, b) = range.get(); a..b } key=|i| *i let:i>
-                                {report.with_value(|r| row(&r.requests[i]))}
+                                {report.with_value(|r| row(&r.requests[i], slo))}
                             </For>
                         </tbody>
                     </table>

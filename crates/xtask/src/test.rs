@@ -95,6 +95,10 @@ pub(crate) fn test() -> Result<()> {
         c
     }) {
         tally.step("end-to-end (headless Chromium)", e2e_suite("studio"));
+        tally.step(
+            "end-to-end: what users feel (headless Chromium)",
+            e2e_suite("feel"),
+        );
         match ensure_llama() {
             Ok((server, model)) => {
                 tally.step("end-to-end against llama.cpp (real model)", {
