@@ -597,7 +597,7 @@ fn run_title(scenario: &str, model: &str) -> String {
 
 /// Starts a run with the current settings; a setting that cannot run is reported instead.
 pub fn start_run(studio: Studio) {
-    if is_running(studio) {
+    if is_busy(studio) {
         return;
     }
     let ep = studio.endpoint.get_untracked();
@@ -660,6 +660,8 @@ pub async fn run_scenario(
         },
     }));
     studio.state.shown().set(Shown::Live);
+    // The user measures now: the reader's view of a shared link gives way to the studio.
+    studio.state.reader_view().set(false);
     let handle = RunHandle::default();
     studio.handle.set_value(Some(handle.clone()));
     let on_batch = Rc::new(move |batch: Vec<_>, progress: Progress| {
@@ -736,6 +738,16 @@ pub fn is_running(studio: Studio) -> bool {
     studio.state.live().with(Option::is_some)
 }
 
+/// Whether a run is in progress or a calibration is still reading its ground truth (its
+/// requests would queue behind a new run's on the same origin): nothing new starts meanwhile.
+pub fn is_busy(studio: Studio) -> bool {
+    is_running(studio)
+        || studio
+            .state
+            .calibration()
+            .with(|c| matches!(c, Some(crate::state::Calibration::Running(_))))
+}
+
 /// Stops the live run; requests in flight end as aborted and the partial run is kept.
 pub fn cancel_run(studio: Studio) {
     if let Some(h) = studio.handle.get_value() {
@@ -761,18 +773,21 @@ pub fn set_slo(studio: Studio, set: ttft_core::slo::SloSet) {
     let Shown::Run(id) = studio.state.shown().get_untracked() else {
         return;
     };
-    let mut changed = false;
+    // Re-applying the set a run has changes nothing (and redraws nothing).
+    let changed = studio
+        .state
+        .with_untracked(|s| s.run(id).is_some_and(|r| r.report.slo != set));
+    if !changed {
+        return;
+    }
     studio.state.runs().update(|runs| {
-        if let Some(r) = runs.iter_mut().find(|r| r.id == id)
-            && r.report.slo != set
-        {
+        if let Some(r) = runs.iter_mut().find(|r| r.id == id) {
             // Copies the report only while a view still holds it.
-            std::sync::Arc::make_mut(&mut r.report).slo = set.clone();
-            changed = true;
+            std::sync::Arc::make_mut(&mut r.report).slo = set;
         }
     });
     let state = studio.state.with_untracked(|s| s.save_state(id));
-    if changed && matches!(state, SaveState::Saved | SaveState::Saving) {
+    if matches!(state, SaveState::Saved | SaveState::Saving) {
         save_run(studio, id);
     }
 }

@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use ttft_core::calibration::{GroundTruth, calibrate};
 use ttft_core::scenario::{ScenarioConfig, ScenarioKind, parse_levels};
 
-use super::{is_running, notify, run_scenario};
+use super::{is_busy, notify, run_scenario};
 use crate::browser::fetch::get_from_page_origin;
 use crate::state::{Calibration, EndpointConfig, Studio, StudioStateStoreFields};
 
@@ -49,7 +49,7 @@ pub fn calibration_scenario(streams: u32) -> ScenarioConfig {
 /// Runs the calibration (nothing starts while another run is in progress); the result shows
 /// in the run controls and the run itself is kept like any other.
 pub fn calibrate_browser(studio: Studio) {
-    if is_running(studio) {
+    if is_busy(studio) {
         return notify(
             studio,
             "a run is in progress: wait for it or cancel it first",

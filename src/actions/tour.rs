@@ -6,10 +6,11 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use ttft_core::compare::head_start;
 use ttft_core::report::Aggregates;
 use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
 
-use super::{is_running, notify, run_scenario, set_compared};
+use super::{is_busy, notify, run_scenario, set_compared};
 use crate::state::{EndpointConfig, Studio, StudioStateStoreFields};
 
 /// The article's two models on the reference endpoint.
@@ -38,7 +39,7 @@ pub fn article_scenario() -> ScenarioConfig {
 /// then `model-b`, then both are ticked for comparison and the guide says what to look at. A
 /// cancelled run stops the tour; what ran is kept.
 pub fn start_article_comparison(studio: Studio) {
-    if is_running(studio) {
+    if is_busy(studio) {
         return notify(
             studio,
             "a run is in progress: wait for it or cancel it first",
@@ -93,30 +94,34 @@ pub fn start_article_comparison(studio: Studio) {
     });
 }
 
-/// What to look at, from the two runs' medians (P50 of one request is that request): the run that finishes sooner is not the one
-/// whose words arrive first. Formats the core's figures; computes none of its own.
+/// What to look at, in words, from the core's [`head_start`] of the two runs (the P50 of one
+/// request is that request).
 fn guide_sentence(a: &Aggregates, b: &Aggregates) -> Option<String> {
-    let (ttft_a, ttft_b) = (a.ttft.as_ref()?.p50, b.ttft.as_ref()?.p50);
-    let (e2e_a, e2e_b) = (a.e2e.as_ref()?.p50, b.e2e.as_ref()?.p50);
+    let h = head_start(a, b)?;
     let s = |ms: f64| format!("{:.1} s", ms / 1e3);
-    let [name_a, name_b] = ARTICLE_MODELS;
-    Some(if e2e_b < e2e_a && ttft_a < ttft_b {
+    let names = ARTICLE_MODELS;
+    Some(if h.trades_off() {
+        let (first, finish) = (h.first_token, h.finish);
         format!(
-            "{name_b} finishes its answer {} sooner ({} against {}), yet {name_a} shows its first words {} earlier ({} against {}): play the two replays below side by side and notice whose text you are already reading while the other screen is still blank.",
-            s(e2e_a - e2e_b),
-            s(e2e_b),
-            s(e2e_a),
-            s(ttft_b - ttft_a),
-            s(ttft_a),
-            s(ttft_b)
+            "{} finishes its answer {} sooner ({} against {}), yet {} shows its first words {} earlier ({} against {}): play the two replays below side by side and notice whose text you are already reading while the other screen is still blank.",
+            names[finish],
+            s(h.finish_by_ms),
+            s(h.e2e_ms[finish]),
+            s(h.e2e_ms[first]),
+            names[first],
+            s(h.first_token_by_ms),
+            s(h.ttft_ms[first]),
+            s(h.ttft_ms[finish])
         )
     } else {
         format!(
-            "First token {} for {name_a} against {} for {name_b}, whole answer {} against {}: play the two replays below side by side and notice which one you would rather read.",
-            s(ttft_a),
-            s(ttft_b),
-            s(e2e_a),
-            s(e2e_b)
+            "First token {} for {} against {} for {}, whole answer {} against {}: play the two replays below side by side and notice which one you would rather read.",
+            s(h.ttft_ms[0]),
+            names[0],
+            s(h.ttft_ms[1]),
+            names[1],
+            s(h.e2e_ms[0]),
+            s(h.e2e_ms[1])
         )
     })
 }

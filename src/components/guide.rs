@@ -17,7 +17,7 @@ pub fn FirstRun() -> impl IntoView {
     view! {
         <div class="first-run" data-testid="empty-report">
             <p>"Total latency lies: a model that starts answering in 0.8 s and then writes 65 ms a token feels faster than one that starts at 3.5 s and writes 40 ms a token, though it finishes later."</p>
-            <button class="primary" data-testid="tour-start" disabled=move || actions::is_running(studio)
+            <button class="primary" data-testid="tour-start" disabled=move || actions::is_busy(studio)
                 on:click=move |_| actions::tour::start_article_comparison(studio)>
                 "See it: run the article's comparison"
             </button>

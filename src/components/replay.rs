@@ -64,6 +64,7 @@ fn Lane(
         move || visible(&pieces, opener_len, clock.get())
     };
     let read_by = pace.as_ref().map(ReaderPace::read_by_ms);
+    let has_pace = pace.is_some();
     let label = move || match (reader.get(), read_by) {
         (true, Some(by)) => format!("{label} · read by {}", ms(Some(by))),
         _ => label.clone(),
@@ -92,7 +93,7 @@ fn Lane(
                     _ => None,
                 }
             }}
-            {move || if reader.get() && paced.clone()().is_some() {
+            {move || if reader.get() && has_pace {
                 view! { <div class="typed paced">{paced.clone()}</div> }.into_any()
             } else {
                 let shown = shown.clone();

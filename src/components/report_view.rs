@@ -340,15 +340,21 @@ pub fn ReportView() -> impl IntoView {
                     let r = Arc::clone(&r);
                     fill_after_paint(experience, move || r.experience_summary());
                 }
-                // The run held to its SLO, scored as late as the experience (the same streams).
-                let slo = RwSignal::new(None::<ttft_core::slo::SloReport>);
-                if complete {
+                // The run held to its SLO, scored as late as the experience (the same streams),
+                // except on a run of levels, whose load chart marks where the SLO holds: scored
+                // once, before the charts.
+                let levels = agg.groups.iter().filter(|g| g.level.is_some()).count();
+                let slo_now =
+                    (complete && levels >= 2).then(|| ttft_core::slo::evaluate(&r, &r.slo));
+                let slo = RwSignal::new(slo_now.clone());
+                if complete && slo_now.is_none() {
                     let r = Arc::clone(&r);
                     fill_after_paint(slo, move || ttft_core::slo::evaluate(&r, &r.slo));
                 }
                 // Charts are drawn once the run is complete: drawing never competes with the
                 // timestamps of a live run.
-                let charts = complete.then(|| ttft_charts::report_charts(&r, &agg));
+                let charts = complete
+                    .then(|| ttft_charts::report_charts_with_slo(&r, &agg, slo_now.as_ref()));
                 view! {
                 <article class="report" data-testid="report">
                     <h2 data-testid="report-title">{r.title.clone()}</h2>

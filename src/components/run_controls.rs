@@ -10,6 +10,7 @@ use crate::state::{Calibration, StudioStateStoreFields, use_studio};
 pub fn RunControls() -> impl IntoView {
     let studio = use_studio();
     let running = move || actions::is_running(studio);
+    let busy = move || actions::is_busy(studio);
     let progress = move || {
         studio
             .state
@@ -18,9 +19,9 @@ pub fn RunControls() -> impl IntoView {
     };
     view! {
         <div class="run-controls">
-            <button class="primary" data-testid="start-run" disabled=running on:click=move |_| actions::start_run(studio)>"Run"</button>
+            <button class="primary" data-testid="start-run" disabled=busy on:click=move |_| actions::start_run(studio)>"Run"</button>
             <button data-testid="cancel-run" disabled=move || !running() on:click=move |_| actions::cancel_run(studio)>"Cancel"</button>
-            <button data-testid="calibrate" disabled=running on:click=move |_| actions::calibrate::calibrate_browser(studio)
+            <button data-testid="calibrate" disabled=busy on:click=move |_| actions::calibrate::calibrate_browser(studio)
                 title="Runs a short scenario at the concurrency you plan against the built-in reference endpoint and compares this browser's timestamps with the server's ground truth">
                 "Calibrate this browser"
             </button>

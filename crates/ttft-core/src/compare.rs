@@ -527,3 +527,43 @@ pub fn vote_summary(reports: &[&Report], cmp: &Comparison) -> Option<VoteSummary
         sentence: format!("{lead}{reading}"),
     })
 }
+
+/// Two runs' medians side by side, for the article's point in one sentence: which run shows its
+/// first token first, which finishes first, and by how much.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HeadStart {
+    /// Median TTFT of each run (ms).
+    pub ttft_ms: [f64; 2],
+    /// Median E2E of each run (ms).
+    pub e2e_ms: [f64; 2],
+    /// The run (0 or 1) whose median first token comes first (0 on a tie).
+    pub first_token: usize,
+    /// The run whose median answer ends first (0 on a tie).
+    pub finish: usize,
+    /// How much earlier its first token comes (ms, ≥ 0).
+    pub first_token_by_ms: f64,
+    /// How much earlier it finishes (ms, ≥ 0).
+    pub finish_by_ms: f64,
+}
+
+impl HeadStart {
+    /// Whether total latency lies here: one run finishes first, the other is read first.
+    pub fn trades_off(&self) -> bool {
+        self.first_token != self.finish && self.first_token_by_ms > 0.0 && self.finish_by_ms > 0.0
+    }
+}
+
+/// [`HeadStart`] of two runs' aggregates; `None` when either has no TTFT or E2E median.
+pub fn head_start(a: &Aggregates, b: &Aggregates) -> Option<HeadStart> {
+    let ttft_ms = [a.ttft.as_ref()?.p50, b.ttft.as_ref()?.p50];
+    let e2e_ms = [a.e2e.as_ref()?.p50, b.e2e.as_ref()?.p50];
+    let first = |v: [f64; 2]| usize::from(v[1] < v[0]);
+    Some(HeadStart {
+        ttft_ms,
+        e2e_ms,
+        first_token: first(ttft_ms),
+        finish: first(e2e_ms),
+        first_token_by_ms: (ttft_ms[0] - ttft_ms[1]).abs(),
+        finish_by_ms: (e2e_ms[0] - e2e_ms[1]).abs(),
+    })
+}

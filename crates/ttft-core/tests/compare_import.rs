@@ -279,6 +279,15 @@ fn a_reader_prefers_the_early_starter_and_the_lesson_says_why() {
     let cmp = compare(&["model-a", "model-b"], &[a.aggregates(), b.aggregates()]);
     assert_eq!(cmp.finish_winner, Some(1));
     assert_eq!(cmp.reader_winner, Some(0));
+    // The article's point in figures: A's first word 2.7 s sooner, B done 2,275 ms sooner
+    // (800 + 199 × 65 = 13,735 ms against 3,500 + 199 × 40 = 11,460 ms).
+    let h = ttft_core::compare::head_start(&a.aggregates(), &b.aggregates()).unwrap();
+    assert_eq!((h.first_token, h.finish), (0, 1));
+    assert!((h.first_token_by_ms - 2700.0).abs() < 1e-6, "{h:?}");
+    assert!((h.finish_by_ms - 2275.0).abs() < 1e-6, "{h:?}");
+    assert!(h.trades_off());
+    let same = ttft_core::compare::head_start(&a.aggregates(), &a.aggregates()).unwrap();
+    assert!(!same.trades_off());
     assert!(
         cmp.lesson.contains(
             "A reader prefers “model-a”: reading QoE 1.00 vs 0.90, because “model-b” keeps them waiting 3.50 s before the first word."

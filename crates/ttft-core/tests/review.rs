@@ -391,3 +391,19 @@ fn the_slo_set_and_the_client_health_verdict_travel_with_the_run() {
     let r1 = share::decode(&share::encode_r1(&share::compact_for_share(&a, 5))).unwrap();
     assert_eq!((&r1.slo, &r1.client_health), (&a.slo, &a.client_health));
 }
+
+#[test]
+fn a_damaged_slo_set_in_a_file_falls_back_to_the_default_and_the_rest_reads() {
+    use ttft_core::slo::SloSet;
+    let a = run("model-a", 1000.0, &[(0, 300.0)]);
+    let mut v = serde_json::to_value(&a).unwrap();
+    v["slo"] = serde_json::json!({ "name": "nothing", "objectives": [] });
+    let back = read_json(v.to_string().as_bytes()).unwrap();
+    assert_eq!(back.slo, SloSet::default());
+    assert_eq!(back.requests.len(), 1);
+    v["slo"] = serde_json::json!("not a set");
+    assert_eq!(
+        read_json(v.to_string().as_bytes()).unwrap().slo,
+        SloSet::default()
+    );
+}

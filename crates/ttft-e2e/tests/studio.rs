@@ -376,9 +376,17 @@ async fn browser_queue_over_http1_and_none_over_http2() -> anyhow::Result<()> {
         .iter()
         .filter_map(|r| r.browser_queue_ms)
         .collect();
+    // Queued behind another stream, a request waits for that whole stream to end; none of
+    // these waits even half the shortest stream (a busy CI machine has shown up to 100 ms of
+    // connection noise for fresh origins, far below a stream's ≈ 400 ms).
+    let shortest = sharded
+        .requests
+        .iter()
+        .filter_map(|r| r.metrics.e2e_ms)
+        .fold(f64::INFINITY, f64::min);
     assert!(
-        qs.iter().all(|q| *q < 100.0),
-        "12 origins × 6 connections carry 12 streams: {qs:?}"
+        qs.iter().all(|q| *q < shortest / 2.0),
+        "12 origins × 6 connections carry 12 streams: {qs:?} (shortest stream {shortest} ms)"
     );
     // Over HTTP/2 every stream rides one connection: a warm-up request opens it first, so the
     // streams measured never wait for its TLS handshake (which a busy machine can stretch to

@@ -71,7 +71,11 @@ pub(super) fn ttft_vs_prompt(ok: &[&RequestRecord], agg: &Aggregates) -> Option<
 }
 
 /// Latency per level (concurrency, rate) with thresholds and the knee, and throughput.
-pub(super) fn levels(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
+pub(super) fn levels(
+    report: &Report,
+    agg: &Aggregates,
+    slo: Option<&ttft_core::slo::SloReport>,
+) -> Vec<ChartSpec> {
     let groups: Vec<_> = agg.groups.iter().filter(|g| g.level.is_some()).collect();
     if groups.len() < 2 {
         return Vec::new();
@@ -101,7 +105,14 @@ pub(super) fn levels(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
     let th = report.thresholds;
     // The run held to its SLO: the highest level meeting it is marked, and goodput drawn
     // beside throughput.
-    let slo = ttft_core::slo::evaluate(report, &report.slo);
+    let evaluated;
+    let slo = match slo {
+        Some(s) => s,
+        None => {
+            evaluated = ttft_core::slo::evaluate(report, &report.slo);
+            &evaluated
+        }
+    };
     let mut level_marks = Vec::new();
     if let Some(k) = agg.knee_level {
         level_marks.push(vline(&format!("knee at {k}"), k));

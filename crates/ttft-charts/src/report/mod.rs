@@ -27,6 +27,16 @@ use timeline::{itl_by_position, waterfall};
 
 /// Every chart that has data in this run, in reading order.
 pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
+    report_charts_with_slo(report, agg, None)
+}
+
+/// [`report_charts`], with the run already held to its SLO set (`ttft_core::slo::evaluate`) when
+/// the caller has it, so the load chart does not score every stream again.
+pub fn report_charts_with_slo(
+    report: &Report,
+    agg: &Aggregates,
+    slo: Option<&ttft_core::slo::SloReport>,
+) -> Vec<ChartSpec> {
     // The headline's requests: in a probe under load, the probe's (the load is drawn against
     // it in the first chart).
     let ok: Vec<&RequestRecord> = report
@@ -72,7 +82,7 @@ pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
     if report.scenario == "multi_turn" {
         out.extend(rounds(report, agg));
     } else if report.scenario != "prompt_sweep" {
-        out.extend(levels(report, agg));
+        out.extend(levels(report, agg, slo));
     }
     out.extend(json_valid(&ok, agg));
     out

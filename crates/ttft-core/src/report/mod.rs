@@ -172,7 +172,11 @@ pub struct Report {
     pub votes: Vec<crate::review::BlindVote>,
     /// The service-level objectives the run is held to ([`crate::slo`]); absent from the file
     /// when they are the default set (and from files made before them).
-    #[serde(default, skip_serializing_if = "is_default_slo")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_default_slo",
+        deserialize_with = "valid_slo_or_default"
+    )]
     pub slo: crate::slo::SloSet,
     /// How healthy the measuring tab was while the run streamed ([`crate::client_health`]),
     /// when the studio watched it; `None` for imported runs and runs made before the verdict.
@@ -182,6 +186,19 @@ pub struct Report {
 
 fn is_default_slo(set: &crate::slo::SloSet) -> bool {
     *set == crate::slo::SloSet::default()
+}
+
+/// A file's SLO set when it is valid ([`crate::slo::SloSet::validate`]), else the default: a
+/// damaged or hand-edited set (no objectives, a percentile of 0) never holds the run to
+/// nothing, and never makes the rest of the report unreadable.
+fn valid_slo_or_default<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<crate::slo::SloSet, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    Ok(serde_json::from_value::<crate::slo::SloSet>(value)
+        .ok()
+        .filter(|s| s.validate().is_ok())
+        .unwrap_or_default())
 }
 
 /// What a report opened from a share link is made of ([`crate::share`]).

@@ -1217,7 +1217,10 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
     report.vantage = header.vantage;
     report.import_notes = header.import_notes;
     report.votes = header.votes;
-    report.slo = header.slo.unwrap_or_default();
+    report.slo = header
+        .slo
+        .filter(|s| s.validate().is_ok())
+        .unwrap_or_default();
     report.client_health = header.client_health;
     report.shared = Some(SharedFrom {
         format: "r2".into(),
