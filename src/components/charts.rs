@@ -104,14 +104,26 @@ pub fn ChartGrid(
     testid: &'static str,
     /// Page-clock time the work began (ms).
     started_ms: f64,
+    /// Called once every chart is drawn (at once when there are none): for work that must not
+    /// compete with the drawing.
+    #[prop(default = None)]
+    on_all_drawn: Option<Callback<()>>,
 ) -> impl IntoView {
     let count = specs.len();
+    if count == 0
+        && let Some(cb) = on_all_drawn
+    {
+        cb.run(());
+    }
     let remaining = StoredValue::new(count);
     let (render_ms, set_render_ms) = signal(None::<f64>);
     let on_drawn = Callback::new(move |_| {
         remaining.update_value(|n| *n = n.saturating_sub(1));
         if remaining.get_value() == 0 {
             set_render_ms.set(Some(crate::browser::clock::now_ms() - started_ms));
+            if let Some(cb) = on_all_drawn {
+                cb.try_run(());
+            }
         }
     });
     view! {

@@ -347,10 +347,15 @@ pub fn ReportView() -> impl IntoView {
                 let slo_now =
                     (complete && levels >= 2).then(|| ttft_core::slo::evaluate(&r, &r.slo));
                 let slo = RwSignal::new(slo_now.clone());
-                if complete && slo_now.is_none() {
+                // Otherwise it waits until the charts are drawn: with a reading-QoE objective it
+                // scores every stream again, which would hold up the drawing of a large run.
+                let score_slo = (complete && slo_now.is_none()).then(|| {
                     let r = Arc::clone(&r);
-                    fill_after_paint(slo, move || ttft_core::slo::evaluate(&r, &r.slo));
-                }
+                    Callback::new(move |()| {
+                        let r = Arc::clone(&r);
+                        fill_after_paint(slo, move || ttft_core::slo::evaluate(&r, &r.slo));
+                    })
+                });
                 // Charts are drawn once the run is complete: drawing never competes with the
                 // timestamps of a live run.
                 let charts = complete
@@ -401,7 +406,7 @@ pub fn ReportView() -> impl IntoView {
                             let context = ttft_core::roofline::mean_decode_context(&r).unwrap_or(1000.0);
                             view! {
                             <Findings report=r.clone() agg=agg.clone() />
-                            <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started />
+                            <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=score_slo />
                             <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
                             // Only the (at most four) streams the replay plays are copied.
                             <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() reading=r.experience.reading />
