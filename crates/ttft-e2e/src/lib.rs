@@ -184,6 +184,21 @@ pub async fn wait_text(
     bail!("{testid} never satisfied the condition within {secs}s; last text: {last:?}")
 }
 
+/// Runs a small concurrency sweep from the UI (`sim-fast`, levels 1, 2 and 4, 4 requests of
+/// 16 tokens each) and waits for it to complete.
+pub async fn run_small_sweep(c: &Client) -> Result<()> {
+    c.find(Locator::Css("[data-testid=scenario-kind]"))
+        .await?
+        .select_by_value("concurrency_sweep")
+        .await?;
+    set_field(c, "levels", "1, 2, 4").await?;
+    set_field(c, "requests", "4").await?;
+    set_field(c, "max-tokens", "16").await?;
+    set_field(c, "model", "sim-fast").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 90).await
+}
+
 /// Clicks `testid`.
 pub async fn click(c: &Client, testid: &str) -> Result<()> {
     c.find(Locator::Css(&format!("[data-testid={testid}]")))

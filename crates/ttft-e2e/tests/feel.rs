@@ -155,16 +155,7 @@ async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
 async fn a_sweep_is_held_to_the_slo_you_set() -> Result<()> {
     let session = open_studio().await?;
     let c = &session.client;
-    c.find(Locator::Css("[data-testid=scenario-kind]"))
-        .await?
-        .select_by_value("concurrency_sweep")
-        .await?;
-    set_field(c, "levels", "1, 2, 4").await?;
-    set_field(c, "requests", "4").await?;
-    set_field(c, "max-tokens", "16").await?;
-    set_field(c, "model", "sim-fast").await?;
-    click(c, "start-run").await?;
-    wait_run_complete(c, 90).await?;
+    run_small_sweep(c).await?;
     let sentence = wait_text(c, "slo-sentence", 20, |t| !t.is_empty()).await?;
     println!("{sentence}");
     ensure!(

@@ -167,16 +167,7 @@ async fn assert_on_one_clock(port: u16, report: &ttft_core::report::Report) -> a
 async fn concurrency_sweep_completes() -> anyhow::Result<()> {
     let session = open_studio().await?;
     let c = &session.client;
-    c.find(Locator::Css("[data-testid=scenario-kind]"))
-        .await?
-        .select_by_value("concurrency_sweep")
-        .await?;
-    set_field(c, "levels", "1, 2, 4").await?;
-    set_field(c, "requests", "4").await?;
-    set_field(c, "max-tokens", "16").await?;
-    set_field(c, "model", "sim-fast").await?;
-    click(c, "start-run").await?;
-    wait_run_complete(c, 90).await?;
+    run_small_sweep(c).await?;
     let groups = c
         .find_all(Locator::Css("[data-testid=groups] tbody tr"))
         .await?;
