@@ -77,17 +77,46 @@ pub async fn start_studio() -> Result<Studio> {
     })
 }
 
-/// chromedriver, killed on drop.
+/// chromedriver, with everything it and its browsers write kept in one scratch directory.
+///
+/// On drop the driver's whole process group is killed (a test that fails before closing its
+/// browser leaves no Chromium behind) and the scratch directory is removed: browser profiles
+/// and the temporary files Chromium makes (it honours `TMPDIR`) would otherwise pile up in
+/// `/tmp` at some hundred megabytes a test run.
 pub struct Driver {
     child: Child,
     /// Its port.
     pub port: u16,
+    scratch: PathBuf,
+}
+
+impl Driver {
+    /// A new, empty browser profile directory inside the driver's scratch directory.
+    fn new_profile(&self) -> Result<PathBuf> {
+        let dir = self.scratch.join(format!("profile-{}", free_port()?));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create a browser profile in {}", dir.display()))?;
+        Ok(dir)
+    }
 }
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // The driver leads its own process group (see `start_driver`); the browsers it started
+        // are in it too.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Browser processes may still be exiting and writing: retry briefly.
+        for _ in 0..20 {
+            if std::fs::remove_dir_all(&self.scratch).is_ok() || !self.scratch.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 
@@ -97,22 +126,34 @@ fn free_port() -> Result<u16> {
         .port())
 }
 
-/// Starts chromedriver (`CHROMEDRIVER` or `/usr/bin/chromedriver`).
+/// Starts chromedriver (`CHROMEDRIVER` or `/usr/bin/chromedriver`) in its own process group,
+/// with a scratch directory as its and its browsers' `TMPDIR`.
 pub async fn start_driver() -> Result<Driver> {
+    use std::os::unix::process::CommandExt as _;
     let bin = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
     let port = free_port()?;
+    let scratch = std::env::temp_dir().join(format!("ttft-e2e-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .with_context(|| format!("cannot create {}", scratch.display()))?;
     let child = Command::new(&bin)
         .arg(format!("--port={port}"))
+        .env("TMPDIR", &scratch)
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .with_context(|| format!("cannot start {bin}: install it (apt-get install chromium-driver) or run `cargo xtask test`"))?;
+    let driver = Driver {
+        child,
+        port,
+        scratch,
+    };
     for _ in 0..100 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_ok()
         {
-            return Ok(Driver { child, port });
+            return Ok(driver);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -121,11 +162,7 @@ pub async fn start_driver() -> Result<Driver> {
 
 /// A fresh headless Chromium profile.
 pub async fn browser(driver: &Driver) -> Result<Client> {
-    let profile = std::env::temp_dir().join(format!(
-        "ttft-e2e-profile-{}-{}",
-        std::process::id(),
-        free_port()?
-    ));
+    let profile = driver.new_profile()?;
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),

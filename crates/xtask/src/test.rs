@@ -82,13 +82,20 @@ pub(crate) fn test() -> Result<()> {
         c.args(["test", "--workspace", "--exclude", "ttft-studio"]);
         c
     });
+    // chromedriver and Chromium leave profiles in TMPDIR when a test browser is killed: give
+    // them a directory of their own and remove it afterwards.
+    let wasm_tmp = root().join("target/tmp-wasm-tests");
+    let _ = std::fs::remove_dir_all(&wasm_tmp);
+    let _ = std::fs::create_dir_all(&wasm_tmp);
     tally.step("wasm tests (headless Chromium)", {
         let mut c = cmd("cargo");
         c.args(["test", "-p", "ttft-studio", "--target", WASM])
             .env("CHROMEDRIVER", "/usr/bin/chromedriver")
-            .env("WASM_BINDGEN_TEST_TIMEOUT", "120");
+            .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
+            .env("TMPDIR", &wasm_tmp);
         c
     });
+    let _ = std::fs::remove_dir_all(&wasm_tmp);
     if tally.step("trunk build --release", {
         let mut c = cmd("trunk");
         c.args(["build", "--release"]);
