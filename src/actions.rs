@@ -26,6 +26,7 @@ use ttft_core::scenario::{
 use crate::browser::cancel::RunHandle;
 use crate::browser::fetch::{ModelsError, list_models, reference_origins};
 use crate::browser::health::HealthMonitor;
+use crate::browser::metrics_scrape::MetricsScraper;
 use crate::browser::pool::{Progress, RunPlan, run_phases};
 use crate::browser::stamper::Stamping;
 use crate::browser::storage;
@@ -456,53 +457,192 @@ pub fn open_link(studio: Studio) {
     }
 }
 
-/// Imports result files. Timeline files (`ttft-timeline/1` JSON Lines, one per Locust worker
-/// or studio export) selected together are merged into one run, recomputed by the core; every
-/// other file is imported on its own (studio reports, vllm bench, GuideLLM).
+/// Imports result files: several at once, or a folder's (a genai-bench experiment, an AIPerf
+/// artifact folder). Timeline files (`ttft-timeline/1` JSON Lines, one per Locust worker or
+/// studio export) selected together are merged into one run, recomputed by the core; the other
+/// files of one folder are read together ([`read_results`]: a genai-bench experiment's files
+/// become one run), each other file on its own (studio reports, vllm bench, GuideLLM, AIPerf,
+/// SGLang). What could not be read is named in the notice; what could is kept.
 pub fn import_files(studio: Studio, files: web_sys::FileList) {
     let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
     spawn_local(async move {
+        let chosen = files.len();
         let mut timelines: Vec<(String, String)> = Vec::new();
+        let mut results: Vec<(String, String)> = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
         for file in files {
-            let name = file.name();
+            // A folder's files carry their path in it (`experiment/scenario.json`).
+            let path = js_sys::Reflect::get(&file, &"webkitRelativePath".into())
+                .ok()
+                .and_then(|p| p.as_string())
+                .filter(|p| !p.is_empty());
+            let name = path.clone().unwrap_or_else(|| file.name());
+            // A folder's plots, spreadsheets and logs are not read at all.
+            if path.is_some() && !looks_like_result_name(&name) {
+                continue;
+            }
             let text = match wasm_bindgen_futures::JsFuture::from(file.text()).await {
                 Ok(t) => t.as_string().unwrap_or_default(),
                 Err(_) => {
-                    notify(
-                        studio,
-                        format!("could not read {name}: the browser refused the file"),
-                    );
+                    notes.push(format!(
+                        "could not read {name}: the browser refused the file"
+                    ));
                     continue;
                 }
             };
             if ttft_core::timeline_file::looks_like_timeline(&text) {
                 timelines.push((name, text));
-                continue;
+            } else {
+                results.push((name, text));
             }
-            match ttft_core::import::import(&text) {
-                Ok((_, reports)) => {
-                    let n = reports.len();
-                    let ids = add_runs(studio.state, reports);
-                    if let Some(first) = ids.first() {
-                        show_run(studio, *first);
-                    }
-                    notify(studio, format!("imported {n} run(s) from {name}"));
-                    for id in ids {
-                        save_run(studio, id);
-                    }
+        }
+        let read = read_results(&results);
+        let n = read.reports.len();
+        if n > 0 {
+            let mut tools: Vec<&str> = Vec::new();
+            for t in read.formats.iter().map(|f| format_name(*f)) {
+                if !tools.contains(&t) {
+                    tools.push(t);
                 }
-                Err(e) => notify(studio, format!("could not import {name}: {e}")),
             }
+            let ids = add_runs(studio.state, read.reports);
+            if let Some(first) = ids.first() {
+                show_run(studio, *first);
+            }
+            for id in ids {
+                save_run(studio, id);
+            }
+            notes.insert(
+                0,
+                format!(
+                    "imported {n} run(s) from {} ({})",
+                    match results.len() {
+                        1 => results[0].0.clone(),
+                        k => format!("{k} files"),
+                    },
+                    tools.join(", ")
+                ),
+            );
         }
+        notes.extend(read.errors);
         if !timelines.is_empty() {
-            import_timelines(studio, &timelines);
+            notes.push(import_timelines(studio, &timelines));
         }
+        if notes.is_empty() {
+            notes.push(format!(
+                "nothing imported: none of the {chosen} file(s) is a result file (JSON or JSON lines); choose a studio report, timeline files, or a vLLM / GuideLLM / AIPerf / SGLang / genai-bench result"
+            ));
+        }
+        notify(studio, notes.join("; "));
     });
 }
 
+/// Whether a file of a chosen folder can hold results, by its name: JSON, JSON lines, or no
+/// extension (what the core reads; plots and spreadsheets are left unread).
+fn looks_like_result_name(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    [".json", ".jsonl", ".ndjson"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+        || !name.contains('.')
+}
+
+/// A file format's name in a notice.
+fn format_name(f: ttft_core::import::Format) -> &'static str {
+    use ttft_core::import::Format;
+    match f {
+        Format::Studio => "studio report",
+        Format::Vllm => "vllm bench serve",
+        Format::GuideLlm => "GuideLLM",
+        Format::AiperfRecords | Format::AiperfRaw => "AIPerf",
+        Format::Sglang => "SGLang bench_serving",
+        Format::GenaiBench => "genai-bench",
+    }
+}
+
+/// What reading result files gave: the runs, their formats, and one sentence per file (or
+/// set of files) that could not be read, saying what to do.
+#[derive(Debug, Default)]
+pub struct ReadResults {
+    /// The runs read, in the order of the files.
+    pub reports: Vec<Report>,
+    /// The format of each run.
+    pub formats: Vec<ttft_core::import::Format>,
+    /// Why files could not be imported, each naming its file.
+    pub errors: Vec<String>,
+}
+
+/// Reads result files, each as `(path, text)`, through the core: the files of one folder
+/// together ([`ttft_core::import::import_files`]: a genai-bench experiment's files become one
+/// run, AIPerf's per-request export takes its aggregate export's summary along), files of
+/// different folders apart. A file that cannot be read is named and left out, and the rest of
+/// its folder read again without it; when a folder fails as a whole, its files are read one
+/// by one, so what can be imported is kept.
+pub fn read_results(files: &[(String, String)]) -> ReadResults {
+    use ttft_core::import::{ImportError, import_files};
+    let mut out = ReadResults::default();
+    let mut folders: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
+    for (path, text) in files {
+        let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+        match folders.iter_mut().find(|(d, _)| *d == dir) {
+            Some((_, group)) => group.push((path, text)),
+            None => folders.push((dir, vec![(path, text)])),
+        }
+    }
+    for (_, mut group) in folders {
+        while !group.is_empty() {
+            match import_files(&group) {
+                Ok(read) => out.keep(read),
+                // One file failed: named, left out, the others read again.
+                Err(ImportError::InFile { name, source }) => {
+                    out.failed(&name, &source);
+                    group.retain(|(n, _)| *n != name);
+                    continue;
+                }
+                // Files that do not stand together (a genai-bench folder without its scenario
+                // files, AIPerf's aggregate export alone) or that the core passed over by
+                // their names: each on its own.
+                Err(_) => group.iter().for_each(|one| out.read_one(*one)),
+            }
+            break;
+        }
+    }
+    out
+}
+
+impl ReadResults {
+    fn keep(&mut self, read: Vec<(ttft_core::import::Format, Vec<Report>)>) {
+        for (format, reports) in read {
+            self.formats.extend(reports.iter().map(|_| format));
+            self.reports.extend(reports);
+        }
+    }
+
+    fn failed(&mut self, name: &str, e: &ttft_core::import::ImportError) {
+        self.errors.push(format!("could not import {name}: {e}"));
+    }
+
+    /// One file on its own; one whose name the core passes over (`run.txt`) is read by its
+    /// content, as a single file always was.
+    fn read_one(&mut self, (name, text): (&str, &str)) {
+        use ttft_core::import::{ImportError, import, import_files};
+        match import_files(&[(name, text)]) {
+            Ok(read) => self.keep(read),
+            Err(ImportError::InFile { name, source }) => self.failed(&name, &source),
+            Err(ImportError::Empty) if !looks_like_result_name(name) => match import(text) {
+                Ok(read) => self.keep(vec![read]),
+                Err(e) => self.failed(name, &e),
+            },
+            // Says nothing on its own (AIPerf's summary of its warm-up).
+            Err(ImportError::Empty) => {}
+            Err(e) => self.failed(name, &e),
+        }
+    }
+}
+
 /// Merges timeline files into one run, shown and saved; what the merge found stays with the
-/// run ([`Report::import_notes`]) and is announced.
-fn import_timelines(studio: Studio, files: &[(String, String)]) {
+/// run ([`Report::import_notes`]) and is returned for the notice.
+fn import_timelines(studio: Studio, files: &[(String, String)]) -> String {
     let options = ttft_core::timeline_file::MergeOptions::default();
     match ttft_core::timeline_file::merge_files(files, &options) {
         Ok(merged) => {
@@ -514,20 +654,17 @@ fn import_timelines(studio: Studio, files: &[(String, String)]) {
                 show_run(studio, *id);
                 save_run(studio, *id);
             }
-            notify(
-                studio,
-                format!(
-                    "merged {} timeline file(s) into one run of {n} requests measured by {who}{}",
-                    files.len(),
-                    if notes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {notes}")
-                    }
-                ),
-            );
+            format!(
+                "merged {} timeline file(s) into one run of {n} requests measured by {who}{}",
+                files.len(),
+                if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {notes}")
+                }
+            )
         }
-        Err(e) => notify(studio, format!("could not import the timeline files: {e}")),
+        Err(e) => format!("could not import the timeline files: {e}"),
     }
 }
 
@@ -546,6 +683,61 @@ pub enum ConnectionError {
 pub async fn test_connection(endpoint: EndpointConfig) -> Result<Vec<String>, ConnectionError> {
     let headers = endpoint.secret_headers()?;
     Ok(list_models(&endpoint.effective_base(), &headers).await?)
+}
+
+/// A run as llm-d Benchmark Reports v0.2 (`ttft_core::llmd`), one `(file name, text)` per load
+/// point in order of load: llm-d reads one report per file, and its analysis finds them by
+/// llm-d-benchmark's name, `benchmark_report_v0.2,_<…>.yaml` (the comma included). Each file
+/// is the report's JSON, which YAML readers take as it is. No API key or header is in them:
+/// the run holds none, and the core writes the endpoint without credentials.
+pub fn llmd_files(report: &Report) -> Result<Vec<(String, String)>, ttft_core::llmd::LlmdError> {
+    // Letters, digits, dots and dashes; runs of anything else become one `_`.
+    let slug = |s: &str| {
+        s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'))
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("_")
+    };
+    let run = slug(&report.title);
+    Ok(ttft_core::llmd::benchmark_reports(report)?
+        .into_iter()
+        .enumerate()
+        .map(|(stage, s)| {
+            (
+                format!(
+                    "benchmark_report_v0.2,_{run}_stage_{stage}_{}.yaml",
+                    slug(&s.group)
+                ),
+                s.json,
+            )
+        })
+        .collect())
+}
+
+/// Downloads a run's llm-d reports, one file per load point (a browser may ask once to allow
+/// several downloads), and says which files they are; built on click.
+pub fn export_llmd(studio: Studio, report: &Report) {
+    match llmd_files(report) {
+        Ok(files) => {
+            let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+            for (i, (name, text)) in files.into_iter().enumerate() {
+                // One at a time: browsers drop downloads started in the same instant.
+                set_timeout(
+                    move || crate::browser::download(&name, "application/yaml", &text),
+                    std::time::Duration::from_millis(300 * i as u64),
+                );
+            }
+            notify(
+                studio,
+                format!(
+                    "llm-d Benchmark Report v0.2: {} file(s), one per load point ({}); your browser may ask to allow several downloads",
+                    names.len(),
+                    names.join(", ")
+                ),
+            );
+        }
+        Err(e) => notify(studio, format!("could not export an llm-d report: {e}")),
+    }
 }
 
 /// Writes the current endpoint and scenario as a self-contained `locustfile.py` and downloads
@@ -607,6 +799,11 @@ pub fn start_run(studio: Studio) {
     });
 }
 
+/// What the browser says of its network (`navigator.onLine`); true outside a page.
+fn browser_online() -> bool {
+    web_sys::window().is_none_or(|w| w.navigator().on_line())
+}
+
 /// Runs one scenario against one endpoint to its end (or its cancel): plans it with the core,
 /// shows it live, stamps it in the pool, watches the tab meanwhile for the client-health
 /// verdict, then saves and shows it. Returns the run's id and whether it was cancelled; `None`
@@ -617,6 +814,16 @@ pub async fn run_scenario(
     ep: EndpointConfig,
     sc: ttft_core::scenario::ScenarioConfig,
 ) -> Option<(RunId, bool)> {
+    if !browser_online() {
+        notify(
+            studio,
+            format!(
+                "You are offline: {} cannot be reached, so no run started. Saved runs, share links and imports still work; reconnect to run.",
+                ep.effective_base()
+            ),
+        );
+        return None;
+    }
     let secret_headers = match ep.secret_headers() {
         Ok(h) => h,
         Err(e) => {
@@ -649,6 +856,7 @@ pub async fn run_scenario(
                 .get_untracked()
                 .map(|c| c.resolution_ms),
         )
+        .with_user_agent(web_sys::window().and_then(|w| w.navigator().user_agent().ok()))
         .with_settings(serde_json::to_value(&sc).unwrap_or_default());
     report.slo = storage::load_slo().unwrap_or_default();
     studio.state.live().set(Some(LiveRun {
@@ -721,13 +929,34 @@ pub async fn run_scenario(
         timeout_ms,
         stamping,
     };
+    // The server's own view, when asked: a baseline scrape now, then one a second.
+    let scraper = if ep.scrape_metrics {
+        match MetricsScraper::start(ep.effective_metrics_url()).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                notify(studio, format!("server metrics are off for this run: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     // Watches the tab while the requests stream (the page's own timers and visibility).
     let monitor = HealthMonitor::start();
+    let run_start = crate::browser::clock::now_ms();
     run_phases(plan, handle.clone(), on_batch).await;
     let samples = monitor.finish();
+    let scrapes = match scraper {
+        Some(s) => Some(s.finish(run_start).await),
+        None => None,
+    };
     studio.state.live().update(|l| {
         if let Some(l) = l {
             l.report.client_health = Some(ClientHealth::assess(&l.report, &samples));
+            if let Some(scrapes) = scrapes {
+                l.report.metrics_url = Some(ep.effective_metrics_url());
+                l.report.server_scrapes = scrapes;
+            }
         }
     });
     finish_run(studio).map(|id| (id, handle.is_cancelled()))

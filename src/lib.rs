@@ -18,6 +18,7 @@ use reactive_stores::Store;
 use components::compare::CompareView;
 use components::endpoint_panel::EndpointPanel;
 use components::guide::{Guide, ReaderBar};
+use components::offline::{OfflineNotice, UpdateBanner};
 use components::report_view::ReportView;
 use components::run_controls::RunControls;
 use components::runs_list::RunsList;
@@ -56,6 +57,7 @@ pub fn App() -> impl IntoView {
         handle: StoredValue::new_local(None),
     };
     provide_context(studio);
+    provide_context(browser::service_worker::use_offline_copy());
     // Saved runs load once the page is up; a `#share=` link opens once their ids are known.
     leptos::task::spawn_local(actions::open_storage(studio));
     let _ = window_event_listener(leptos::ev::hashchange, move |_| actions::open_link(studio));
@@ -64,6 +66,8 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| browser::storage::save_endpoint(&studio.endpoint.get()));
     Effect::new(move |_| browser::storage::save_scenario(&studio.scenario.get()));
     view! {
+        <UpdateBanner />
+        <OfflineNotice />
         <header>
             <h1>"ttft-studio"</h1>
             <p class="tagline">"Total latency lies: measure time to first token and inter-token latency as your users feel them."</p>

@@ -219,6 +219,13 @@ pub struct EndpointConfig {
     /// round-robin (browsers allow 6 HTTP/1.1 connections per origin).
     #[serde(default)]
     pub shards: String,
+    /// Read the server's Prometheus metrics during each run.
+    #[serde(default)]
+    pub scrape_metrics: bool,
+    /// The metrics URL; empty = derived from the base URL
+    /// (`ttft_core::server_metrics::metrics_url`).
+    #[serde(default)]
+    pub metrics_url: String,
 }
 
 impl Default for EndpointConfig {
@@ -232,11 +239,22 @@ impl Default for EndpointConfig {
             extra_headers: String::new(),
             flavour: "vllm".into(),
             shards: String::new(),
+            scrape_metrics: false,
+            metrics_url: String::new(),
         }
     }
 }
 
 impl EndpointConfig {
+    /// The metrics URL to scrape: as typed, else derived from the base URL.
+    pub fn effective_metrics_url(&self) -> String {
+        if self.metrics_url.trim().is_empty() {
+            ttft_core::server_metrics::metrics_url(&self.effective_base())
+        } else {
+            self.metrics_url.trim().to_owned()
+        }
+    }
+
     /// The base URL to call.
     pub fn effective_base(&self) -> String {
         if self.base_url.trim().is_empty() {

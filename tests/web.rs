@@ -164,6 +164,38 @@ async fn a_large_run_round_trips_and_a_missing_report_is_called_damaged() {
     storage::clear_all().await.unwrap();
 }
 
+/// WebKit's ephemeral sessions (Safari's private windows) refuse a Blob in IndexedDB
+/// ("UnknownError: Error preparing Blob/File data to be stored in object store"): the run is
+/// saved as bytes instead and reads back the same.
+#[wasm_bindgen_test]
+async fn a_run_is_saved_as_bytes_where_blobs_are_refused() {
+    storage::clear_all().await.unwrap();
+    let refuse_blobs = js_sys::Function::new_with_args(
+        "refuse",
+        "const p = IDBObjectStore.prototype;
+         window.__ttftBlobPut = window.__ttftBlobPut || p.put;
+         p.put = refuse
+           ? function (value, key) {
+               if (value && value.data instanceof Blob)
+                 throw new DOMException('Error preparing Blob/File data to be stored in object store', 'UnknownError');
+               return window.__ttftBlobPut.call(this, value, key);
+             }
+           : window.__ttftBlobPut;",
+    );
+    refuse_blobs
+        .call1(&wasm_bindgen::JsValue::NULL, &true.into())
+        .unwrap();
+    let mut private = run(5, "in a private window");
+    std::sync::Arc::make_mut(&mut private.report).requests = requests(3);
+    save(&private, 5, 6).await;
+    refuse_blobs
+        .call1(&wasm_bindgen::JsValue::NULL, &false.into())
+        .unwrap();
+    let index = storage::load_index().await.unwrap();
+    assert_eq!(storage::load_report(&index.runs[0]).await.unwrap(), private);
+    storage::clear_all().await.unwrap();
+}
+
 #[wasm_bindgen_test]
 async fn runs_of_the_local_storage_format_move_once_with_their_ids() {
     storage::clear_all().await.unwrap();
@@ -389,4 +421,198 @@ async fn a_failed_connection_test_says_what_to_do_and_the_next_test_replaces_it(
     drop(handle);
     root.remove();
     ttft_studio::browser::storage::save_endpoint(&EndpointConfig::default());
+}
+
+/// A genai-bench experiment folder's files, as the folder input hands them over.
+const GENAI_BENCH: [(&str, &str); 3] = [
+    (
+        "D16_10_text-to-text_num_concurrency_1_time_1s.json",
+        include_str!(
+            "../crates/ttft-core/tests/data/peers/genai-bench/D16_10_text-to-text_num_concurrency_1_time_1s.json"
+        ),
+    ),
+    (
+        "D16_10_text-to-text_num_concurrency_2_time_1s.json",
+        include_str!(
+            "../crates/ttft-core/tests/data/peers/genai-bench/D16_10_text-to-text_num_concurrency_2_time_1s.json"
+        ),
+    ),
+    (
+        "experiment_metadata.json",
+        include_str!("../crates/ttft-core/tests/data/peers/genai-bench/experiment_metadata.json"),
+    ),
+];
+
+/// The run the core reads from the genai-bench folder.
+fn genai_bench_report() -> Report {
+    let mut out = ttft_core::import::import_files(&GENAI_BENCH).unwrap();
+    assert_eq!(out.len(), 1);
+    out.remove(0).1.remove(0)
+}
+
+/// Chooses files in a file input as a user would (`input.files`, then `change`).
+fn choose_files(testid: &str, files: &[(&str, &str)]) {
+    let input = doc()
+        .query_selector(&format!("[data-testid={testid}]"))
+        .unwrap()
+        .unwrap();
+    let (names, texts) = (js_sys::Array::new(), js_sys::Array::new());
+    for (name, text) in files {
+        names.push(&(*name).into());
+        texts.push(&(*text).into());
+    }
+    js_sys::Function::new_with_args(
+        "input, names, texts",
+        "const dt = new DataTransfer();
+         names.forEach((n, i) => dt.items.add(new File([texts[i]], n)));
+         input.files = dt.files;
+         input.dispatchEvent(new Event('change'));",
+    )
+    .call3(&wasm_bindgen::JsValue::NULL, &input, &names, &texts)
+    .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_result_folder_imports_as_one_run_with_the_files_summary_beside_ours() {
+    use ttft_studio::format::ms;
+    storage::clear_all().await.unwrap();
+    let root = doc().create_element("div").unwrap();
+    doc().body().unwrap().append_child(&root).unwrap();
+    let handle = leptos::mount::mount_to(root.clone().unchecked_into(), ttft_studio::App);
+    wait_for("saved runs are read", || {
+        doc()
+            .query_selector("[data-testid=runs-list][data-loaded=true]")
+            .unwrap()
+            .is_some()
+    })
+    .await;
+    let folder_input = doc()
+        .query_selector("[data-testid=import-folder]")
+        .unwrap()
+        .unwrap()
+        .unchecked_into::<web_sys::HtmlInputElement>();
+    assert!(folder_input.webkitdirectory() && folder_input.multiple());
+    // The experiment's files, a plot beside them (passed over) and a damaged file (named, left
+    // out): the experiment is still one run.
+    let mut files = GENAI_BENCH.to_vec();
+    files.push(("ttft_vs_concurrency.png", "\u{89}PNG not a result"));
+    files.push(("broken.json", "{\"cut short"));
+    choose_files("import-folder", &files);
+    wait_for("the folder's run is shown", || {
+        count("[data-testid=source-summary]") == 1
+    })
+    .await;
+    let notice = text_of("[data-testid=notice]");
+    assert!(
+        notice.contains("imported 1 run(s) from 5 files (genai-bench)"),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("could not import broken.json: the file is not JSON"),
+        "{notice}"
+    );
+    assert_eq!(count("[data-testid=run-item]"), 1);
+    let want = genai_bench_report();
+    assert_eq!(text_of("[data-testid=report-title]"), want.title);
+    // Each of the file's figures: its value, ours from the same requests, and why they differ.
+    let summary = want.source_summary.clone().unwrap();
+    assert!(!summary.figures.is_empty());
+    let table = doc()
+        .query_selector("[data-testid=source-summary]")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        table.get_attribute("data-tool").as_deref(),
+        Some(summary.tool.as_str())
+    );
+    let rows = table
+        .query_selector_all("[data-testid=source-figure]")
+        .unwrap();
+    assert_eq!(rows.length() as usize, summary.figures.len());
+    let cell = |row: &web_sys::Element, testid: &str| {
+        row.query_selector(&format!("[data-testid={testid}]"))
+            .unwrap()
+            .unwrap()
+            .text_content()
+            .unwrap_or_default()
+    };
+    for (i, f) in summary.figures.iter().enumerate() {
+        let row: web_sys::Element = rows.get(i as u32).unwrap().unchecked_into();
+        assert_eq!(
+            row.get_attribute("data-metric").as_deref(),
+            Some(&*f.metric)
+        );
+        assert_eq!(row.get_attribute("data-group"), f.group);
+        assert_eq!(f.unit, "ms");
+        assert_eq!(cell(&row, "source-file-value"), ms(Some(f.file_value)));
+        assert_eq!(cell(&row, "source-our-value"), ms(f.our_value));
+        assert_eq!(cell(&row, "source-explanation"), f.explanation);
+        assert!(!f.explanation.is_empty());
+    }
+    // The llm-d export sits beside the other exports and says which files it wrote.
+    doc()
+        .query_selector("[data-testid=export-llmd]")
+        .unwrap()
+        .unwrap()
+        .unchecked_into::<web_sys::HtmlElement>()
+        .click();
+    wait_for("the llm-d export is announced", || {
+        text_of("[data-testid=notice]").contains("llm-d Benchmark Report v0.2: 2 file(s)")
+    })
+    .await;
+    // AIPerf's aggregate export alone: nothing imported, and the notice says what to add.
+    choose_files(
+        "import-file",
+        &[(
+            "profile_export_aiperf.json",
+            include_str!(
+                "../crates/ttft-core/tests/data/peers/aiperf-records/profile_export_aiperf.json"
+            ),
+        )],
+    );
+    wait_for("the aggregate export is refused", || {
+        text_of("[data-testid=notice]").contains("import profile_export.jsonl")
+    })
+    .await;
+    assert_eq!(count("[data-testid=run-item]"), 1);
+    drop(handle);
+    root.remove();
+    storage::clear_all().await.unwrap();
+}
+
+#[wasm_bindgen_test]
+fn llmd_export_is_one_v0_2_report_per_load_point_named_for_llm_d_without_the_key() {
+    let report = genai_bench_report();
+    let files = ttft_studio::actions::llmd_files(&report).unwrap();
+    assert_eq!(files.len(), 2, "concurrency 1 and 2");
+    for (stage, (name, text)) in files.iter().enumerate() {
+        // llm-d-benchmark's analysis finds reports by `benchmark_report_v0.2,_*.yaml`.
+        assert!(
+            name.starts_with("benchmark_report_v0.2,_") && name.ends_with(".yaml"),
+            "{name}"
+        );
+        assert!(name.contains(&format!("_stage_{stage}_")), "{name}");
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-,".contains(c)),
+            "{name}"
+        );
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(v["version"], "0.2", "{name}");
+        // The experiment was run with a made-up key: it reaches no file.
+        assert!(!text.contains("sk-fixture"), "{name}");
+    }
+    // The core's reports, in its order of load, one file each.
+    let stages = ttft_core::llmd::benchmark_reports(&report).unwrap();
+    for ((name, text), stage) in files.iter().zip(&stages) {
+        assert_eq!(text, &stage.json);
+        assert!(name.contains(&stage.group.replace('=', "_")), "{name}");
+    }
+    let empty = Report::new("nothing", EndpointInfo::default(), "chat");
+    assert!(
+        ttft_studio::actions::llmd_files(&empty)
+            .unwrap_err()
+            .to_string()
+            .contains("no measured requests")
+    );
 }

@@ -18,7 +18,7 @@ use ttft_core::timeline::{Outcome, Read, RequestRecorder, RequestTimeline};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, RequestInit, Response};
+use web_sys::{AbortController, Headers, Response};
 
 use super::cancel::RunHandle;
 use super::clock::now_ms as now;
@@ -169,31 +169,32 @@ pub async fn send(
     for (k, v) in spec.headers.iter().chain(secret_headers) {
         let _ = headers.set(k, v); // checked by bad_header
     }
-    let init = RequestInit::new();
-    init.set_method("POST");
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(&spec.body));
-    if let Some(c) = &controller {
-        init.set_signal(Some(&c.signal()));
-    }
+    // gloo-net builds the whole request before t0 (URL, headers, body, signal); its `send` is
+    // then the global `fetch` and nothing else, so t0 is as close to the send as before.
+    let request = gloo_net::http::RequestBuilder::new(&spec.url)
+        .method(gloo_net::http::Method::POST)
+        .headers(gloo_net::http::Headers::from_raw(headers))
+        .abort_signal(controller.as_ref().map(|c| c.signal()).as_ref())
+        .body(JsValue::from_str(&spec.body));
+    let request = match request {
+        Ok(r) => r,
+        Err(e) => {
+            return Exchange::failed_at_once(format!(
+                "the browser refused to build the request to {}: {e}",
+                spec.url
+            ));
+        }
+    };
     let t0 = perf.now();
-    let fetched = JsFuture::from(window.fetch_with_str_and_init(&spec.url, &init)).await;
-    let fail_outcome = |err: &JsValue, during_body: bool| -> Outcome {
-        let message = err
-            .as_string()
-            .or_else(|| {
-                Reflect::get(err, &"message".into())
-                    .ok()
-                    .and_then(|m| m.as_string())
-            })
-            .unwrap_or_else(|| "network error".into());
+    let fetched = request.send().await;
+    let fail_outcome = |message: &str, during_body: bool| -> Outcome {
         failure(Failure {
             timed_out: timed_out.get(),
             timeout_ms,
             cancelled: handle.is_cancelled(),
             during_body,
             url: &spec.url,
-            message: &message,
+            message,
         })
     };
     let mut capture = Capture {
@@ -206,15 +207,19 @@ pub async fn send(
     let mut server_request_id = None;
     match fetched {
         Err(e) => {
-            let outcome = fail_outcome(&e, false);
+            let message = match e {
+                gloo_net::Error::JsError(js) => js.message,
+                other => other.to_string(),
+            };
+            let outcome = fail_outcome(&message, false);
             capture.end = CaptureEnd::Failed {
                 at: perf.now(),
                 outcome,
             };
         }
-        Ok(v) => {
+        Ok(resp) => {
             let t = perf.now();
-            let resp: Response = v.unchecked_into();
+            let resp: Response = resp.into();
             server_request_id = resp.headers().get("x-request-id").ok().flatten();
             capture.head = Some(CapturedHead {
                 at: t,
@@ -308,7 +313,7 @@ async fn read_body(
     resp: &Response,
     perf: &web_sys::Performance,
     capture: &mut Capture,
-    fail: &dyn Fn(&JsValue, bool) -> Outcome,
+    fail: &dyn Fn(&str, bool) -> Outcome,
 ) {
     let Some(body) = resp.body() else {
         capture.end = CaptureEnd::Finished { at: perf.now() };
@@ -340,7 +345,15 @@ async fn read_body(
             }
             Err(e) => {
                 let t = perf.now();
-                let outcome = fail(&e, true);
+                let message = e
+                    .as_string()
+                    .or_else(|| {
+                        Reflect::get(&e, &"message".into())
+                            .ok()
+                            .and_then(|m| m.as_string())
+                    })
+                    .unwrap_or_else(|| "network error".into());
+                let outcome = fail(&message, true);
                 capture.end = CaptureEnd::Failed { at: t, outcome };
                 return;
             }
@@ -378,17 +391,12 @@ pub async fn reference_origins() -> Option<Vec<String>> {
 /// `GET` of a path on the page's own server (the built-in reference endpoint): the body when
 /// the answer is a success, else `None`.
 pub async fn get_from_page_origin(path: &str) -> Option<String> {
-    let window = web_sys::window()?;
     let url = format!("{}{path}", super::page_origin());
-    let resp: Response = JsFuture::from(window.fetch_with_str(&url))
-        .await
-        .ok()?
-        .dyn_into()
-        .ok()?;
+    let resp = gloo_net::http::Request::get(&url).send().await.ok()?;
     if !resp.ok() {
         return None;
     }
-    JsFuture::from(resp.text().ok()?).await.ok()?.as_string()
+    resp.text().await.ok()
 }
 
 /// Why the model list could not be had.
@@ -417,38 +425,26 @@ pub async fn list_models(
     secret_headers: &[(String, String)],
 ) -> Result<Vec<String>, ModelsError> {
     let url = format!("{}/v1/models", ttft_core::request::normalise_base(base));
-    let window = web_sys::window().ok_or(ModelsError::NoWindow)?;
+    // Headers are checked here: gloo-net's own `header` throws on a name the browser refuses.
     let headers = Headers::new().map_err(|_| ModelsError::NoWindow)?;
     for (k, v) in secret_headers {
         headers
             .set(k, v)
             .map_err(|_| ModelsError::BadHeader(k.clone()))?;
     }
-    let init = RequestInit::new();
-    init.set_method("GET");
-    init.set_headers(&headers);
     let origin = super::page_origin();
-    let resp = JsFuture::from(window.fetch_with_str_and_init(&url, &init))
+    let resp = gloo_net::http::Request::get(&url)
+        .headers(gloo_net::http::Headers::from_raw(headers))
+        .send()
         .await
         .map_err(|e| {
-            ModelsError::Unreachable(network_error_advice(
-                &url,
-                &origin,
-                &Reflect::get(&e, &"message".into())
-                    .ok()
-                    .and_then(|m| m.as_string())
-                    .unwrap_or_default(),
-            ))
+            let message = match e {
+                gloo_net::Error::JsError(js) => js.message,
+                other => other.to_string(),
+            };
+            ModelsError::Unreachable(network_error_advice(&url, &origin, &message))
         })?;
-    let resp: Response = resp.unchecked_into();
-    let text = match resp.text() {
-        Ok(p) => JsFuture::from(p)
-            .await
-            .ok()
-            .and_then(|t| t.as_string())
-            .unwrap_or_default(),
-        Err(_) => String::new(),
-    };
+    let text = resp.text().await.unwrap_or_default();
     if !resp.ok() {
         return Err(ModelsError::Http(ttft_core::timeline::http_error_message(
             resp.status(),

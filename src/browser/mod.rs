@@ -3,14 +3,18 @@
 //! [`stamper`] sends requests through the stamping Web Workers (where a read is stamped),
 //! [`fetch`] is the page's own fallback path and the model list, [`pool`] runs a plan's
 //! phases with their workers, [`cancel`] stops a run, [`clock`] measures the page clock, [`storage`] keeps runs
-//! and settings, [`echarts`] hands chart options to ECharts.
+//! and settings, [`echarts`] hands chart options to ECharts,
+//! [`service_worker`] keeps the offline copy of the app shell, [`metrics_scrape`] reads the
+//! server's `/metrics` during a run.
 
 pub mod cancel;
 pub mod clock;
 pub mod echarts;
 pub mod fetch;
 pub mod health;
+pub mod metrics_scrape;
 pub mod pool;
+pub mod service_worker;
 pub mod stamper;
 pub mod storage;
 

@@ -5,7 +5,8 @@
 //! - store `runs`: a small [`RunMeta`] per run (title, place in the list, request count, stored
 //!   size), read at start to know every run and id before any report is parsed. Its title wins
 //!   over the report's: a rename writes only this record.
-//! - store `reports`: the report's JSON as a `Blob`, read back through the core's report format
+//! - store `reports`: the report's JSON as a `Blob` (as bytes where a browser refuses Blobs in
+//!   IndexedDB: WebKit's ephemeral sessions, i.e. Safari's private windows), read back through the core's report format
 //!   ([`ttft_core::report::read_json`], the one version check). Measured in headless Chromium for
 //!   a 10,000-request report (91 MB of JSON): a `Blob` is put in 0.5 s and read back in 0.08 s,
 //!   the same bytes as a `Uint8Array` take 0.7 s and 0.4 s (structured clone), and deflating them
@@ -56,6 +57,9 @@ const NEXT_ID: &str = "next-id";
 const RECORD_FORMAT: u32 = 1;
 /// How a report record holds the report: its JSON (UTF-8) in a `Blob`.
 const ENCODING: &str = "json-blob";
+/// Or the same JSON in a `Uint8Array`, where the browser refuses a `Blob` in IndexedDB (WebKit's
+/// ephemeral sessions: Safari's private windows and its WebDriver automation).
+const ENCODING_BYTES: &str = "json-bytes";
 
 /// Why saved runs could not be stored or read. Each message says what to do.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -386,12 +390,14 @@ fn from_js<T: for<'de> Deserialize<'de>>(value: &JsValue) -> Result<T, String> {
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
-/// Puts a run's index and report records and the id counter into one transaction.
+/// Puts a run's index and report records (the JSON in a `Blob`, else in bytes) and the id
+/// counter into one transaction.
 fn put_run(
     tx: &IdbTransaction,
     meta: &RunMeta,
     json: &[u8],
     next_id: u64,
+    as_blob: bool,
 ) -> Result<(), StorageError> {
     // Some browsers refuse a large value at `put` already.
     let failed = |e: JsValue| match e.dyn_into::<web_sys::DomException>() {
@@ -401,16 +407,22 @@ fn put_run(
             reason: js_text(&e),
         },
     };
-    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(json));
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type("application/json");
-    let blob =
-        web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options).map_err(failed)?;
+    let bytes = js_sys::Uint8Array::from(json);
+    let (encoding, data) = if as_blob {
+        let parts = js_sys::Array::of1(&bytes);
+        let options = web_sys::BlobPropertyBag::new();
+        options.set_type("application/json");
+        let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
+            .map_err(failed)?;
+        (ENCODING, JsValue::from(blob))
+    } else {
+        (ENCODING_BYTES, JsValue::from(bytes))
+    };
     let record = js_sys::Object::new();
     for (k, v) in [
         ("format", JsValue::from(RECORD_FORMAT)),
-        ("encoding", JsValue::from_str(ENCODING)),
-        ("data", blob.into()),
+        ("encoding", JsValue::from_str(encoding)),
+        ("data", data),
     ] {
         js_sys::Reflect::set(&record, &k.into(), &v).map_err(failed)?;
     }
@@ -447,10 +459,26 @@ pub fn encode_report(report: &Report) -> Result<Vec<u8>, StorageError> {
 /// Saves a run (its index record at `order`, its report JSON from [`encode_report`]) and the id
 /// counter, in one transaction: either all of it is stored or nothing is.
 pub async fn save_run(meta: &RunMeta, json: &[u8], next_id: u64) -> Result<(), StorageError> {
+    match save_run_as(meta, json, next_id, true).await {
+        // WebKit's ephemeral sessions refuse a Blob in IndexedDB ("UnknownError: Error preparing
+        // Blob/File data to be stored"), and nothing was stored: the same JSON as bytes then.
+        Err(StorageError::Failed { reason, .. }) if reason.starts_with("UnknownError") => {
+            save_run_as(meta, json, next_id, false).await
+        }
+        other => other,
+    }
+}
+
+async fn save_run_as(
+    meta: &RunMeta,
+    json: &[u8],
+    next_id: u64,
+    as_blob: bool,
+) -> Result<(), StorageError> {
     let db = db().await?;
     let tx = transaction(&db, &[META, REPORTS, STUDIO], IdbTransactionMode::Readwrite)?;
     let done = Events::new(&tx, &["complete"], &["abort"]);
-    if let Err(e) = put_run(&tx, meta, json, next_id) {
+    if let Err(e) = put_run(&tx, meta, json, next_id, as_blob) {
         let _ = tx.abort();
         return Err(e);
     }
@@ -568,16 +596,22 @@ pub async fn load_report(meta: &RunMeta) -> Result<SavedRun, StorageError> {
         )));
     }
     let encoding = field("encoding").as_string().unwrap_or_default();
-    if encoding != ENCODING {
-        return Err(damaged(format!("unknown encoding {encoding:?}")));
-    }
-    let blob: web_sys::Blob = field("data")
-        .dyn_into()
-        .map_err(|_| damaged("its report is not a Blob".into()))?;
-    let buffer = JsFuture::from(blob.array_buffer())
-        .await
-        .map_err(|e| damaged(js_text(&e)))?;
-    let json = js_sys::Uint8Array::new(&buffer).to_vec();
+    let json = match encoding.as_str() {
+        ENCODING => {
+            let blob: web_sys::Blob = field("data")
+                .dyn_into()
+                .map_err(|_| damaged("its report is not a Blob".into()))?;
+            let buffer = JsFuture::from(blob.array_buffer())
+                .await
+                .map_err(|e| damaged(js_text(&e)))?;
+            js_sys::Uint8Array::new(&buffer).to_vec()
+        }
+        ENCODING_BYTES => field("data")
+            .dyn_into::<js_sys::Uint8Array>()
+            .map_err(|_| damaged("its report is not bytes".into()))?
+            .to_vec(),
+        _ => return Err(damaged(format!("unknown encoding {encoding:?}"))),
+    };
     let mut report = ttft_core::report::read_json(&json).map_err(|e| damaged(e.to_string()))?;
     report.title.clone_from(&meta.title);
     Ok(SavedRun {
@@ -711,6 +745,7 @@ pub async fn migrate_local_storage() -> Result<Option<Migration>, StorageError> 
                 &RunMeta::of(run, *order, json.len() as u64),
                 &json,
                 next_id,
+                true,
             ) {
                 let _ = tx.abort();
                 return Err(StorageError::Migration(e.to_string()));

@@ -80,6 +80,16 @@ pub fn EndpointPanel() -> impl IntoView {
             <label>"Shard base URLs (optional, one per line)"
                 <textarea rows="2" data-testid="shards" bind:value=field(ep, |e| e.shards.clone(), |e, v| e.shards = v)></textarea>
             </label>
+            <label>
+                <input type="checkbox" data-testid="scrape-metrics" bind:checked=field(ep, |e| e.scrape_metrics, |e, v| e.scrape_metrics = v) />
+                "read the server's metrics during runs (queue, KV cache, its own TTFT/ITL)"
+            </label>
+            <Show when=move || ep.with(|e| e.scrape_metrics)>
+                <label>"Metrics URL"
+                    <input data-testid="metrics-url" placeholder=move || ep.with(|e| ttft_core::server_metrics::metrics_url(&e.effective_base()))
+                        bind:value=field(ep, |e| e.metrics_url.clone(), |e, v| e.metrics_url = v) />
+                </label>
+            </Show>
             <button data-testid="test-connection" on:click=move |_| test(())>"Test connection"</button>
             <Show when=move || connect.pending().get()>
                 <p class="ok" data-testid="connection-result">"testing…"</p>

@@ -9,6 +9,7 @@ pub mod charts;
 pub mod compare;
 pub mod endpoint_panel;
 pub mod guide;
+pub mod offline;
 pub mod replay;
 pub mod report_view;
 pub mod request_table;
@@ -16,7 +17,9 @@ pub mod roofline;
 pub mod run_controls;
 pub mod runs_list;
 pub mod scenario_panel;
+pub mod server_view;
 pub mod slo;
+pub mod source_summary;
 pub mod status_bar;
 
 /// A two-way binding of one field of a settings signal, for `bind:value` / `bind:checked`.

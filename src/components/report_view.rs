@@ -188,11 +188,13 @@ fn Groups(
             f.slope * 1000.0
         )
     });
+    // The prefix cache's hit rate per group (a conversation's rounds), when the server said.
+    let cache_column = agg.groups.iter().any(|g| g.prompt_cache.is_some());
     view! {
         <section data-testid="groups">
             <h3>"By level"</h3>
             <table>
-                <thead><tr><th>"Group"</th><th>"n"</th><th>"TTFT P50"</th><th>"TTFT P95"</th><th>"ITL P50"</th><th>"ITL P95"</th><th>"E2E P50"</th><th>"Throughput"</th></tr></thead>
+                <thead><tr><th>"Group"</th><th>"n"</th><th>"TTFT P50"</th><th>"TTFT P95"</th><th>"ITL P50"</th><th>"ITL P95"</th><th>"E2E P50"</th><th>"Throughput"</th>{cache_column.then(|| view! { <th title="Prompt tokens served from the server's prefix cache, over the requests that reported it">"Cache hit"</th> })}</tr></thead>
                 <tbody>
                     {agg.groups.iter().map(|g| view! {
                         <tr data-group=g.group.clone()>
@@ -200,10 +202,12 @@ fn Groups(
                             <td>{ms(p(g.ttft, |s| s.p50))}</td><td>{ms(p(g.ttft, |s| s.p95))}</td>
                             <td>{ms(p(g.itl, |s| s.p50))}</td><td>{ms(p(g.itl, |s| s.p95))}</td>
                             <td>{ms(p(g.e2e, |s| s.p50))}</td><td>{per_s(g.throughput_tokens_per_s)}" tok"</td>
+                            {cache_column.then(|| view! { <td data-testid="round-cache-hit-rate">{g.prompt_cache.map_or("—".into(), |c| crate::format::pct(c.hit_rate()))}</td> })}
                         </tr>
                     }).collect_view()}
                 </tbody>
             </table>
+            {agg.prompt_cache.map(|c| view! { <p data-testid="cache-hit-rate">{c.sentence()}</p> })}
             {fit.map(|f| view! { <p data-testid="prompt-fit">{f}</p> })}
             {pos.map(|f| view! { <p>{f}</p> })}
             {agg.knee_level.map(|k| view! { <p data-testid="knee">{format!("Knee: latency bends at level {k}")}</p> })}
@@ -258,6 +262,12 @@ fn ShareBox(
         let (report, name) = (report.clone(), name.clone());
         move |_| download(&format!("{name}.csv"), "text/csv", &report.to_csv())
     };
+    // llm-d Benchmark Reports v0.2, one file per load point, built on click.
+    let export_llmd = {
+        let report = report.clone();
+        let studio = use_studio();
+        move |_| crate::actions::export_llmd(studio, &report)
+    };
     // The raw bytes and times of every request that kept them (runs measured in this studio,
     // or read from timeline files), in the format Locust's workers write.
     let timeline_lines = report.requests.iter().filter(|q| q.raw.is_some()).count();
@@ -287,6 +297,9 @@ fn ShareBox(
             <button class="link" data-testid="export-json" on:click=export_json>"Export JSON"</button>
             " · "
             <button class="link" data-testid="export-csv" on:click=export_csv>"Export CSV"</button>
+            " · "
+            <button class="link" data-testid="export-llmd" on:click=export_llmd
+                title="llm-d Benchmark Report v0.2: one file per load point (benchmark_report_v0.2,_….yaml, JSON inside), as llm-d-benchmark's analysis reads them; no API key or header">"llm-d report (v0.2)"</button>
             {(timeline_lines > 0).then(|| view! {
                 " · "
                 <button class="link" data-testid="export-timeline" on:click=export_timeline
@@ -364,7 +377,10 @@ pub fn ReportView() -> impl IntoView {
                 <article class="report" data-testid="report">
                     <h2 data-testid="report-title">{r.title.clone()}</h2>
                     <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
-                    <p class="muted">{format!("{} · model {} · {} requests · clock {}", r.endpoint.base_url, r.endpoint.model, r.requests.len(), r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)))}</p>
+                    <p class="muted">{format!("{} · model {} · {} requests · ", r.endpoint.base_url, r.endpoint.model, r.requests.len())}
+                        // The clock's resolution and the browser whose clock it is: each engine has its own.
+                        <span data-testid="report-clock" title=r.user_agent.clone().unwrap_or_default()>{format!("clock {}{}", r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)), r.user_agent.as_deref().map_or(String::new(), |ua| format!(" in {}", ttft_core::report::browser_name(ua))))}</span>
+                    </p>
                     <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
                     {r.client_health.as_ref().map(|h| {
                         let healthy = matches!(h.verdict, ttft_core::client_health::Verdict::Healthy);
@@ -399,6 +415,7 @@ pub fn ReportView() -> impl IntoView {
                     })}
                     <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines />
                     <Groups agg=agg.clone() />
+                    {r.source_summary.clone().map(|s| view! { <crate::components::source_summary::SourceSummaryTable summary=s /> })}
                     {match charts {
                         Some(specs) => {
                             let stem = r.title.replace([' ', ':', '·', '/'], "_");
@@ -406,6 +423,7 @@ pub fn ReportView() -> impl IntoView {
                             let context = ttft_core::roofline::mean_decode_context(&r).unwrap_or(1000.0);
                             view! {
                             <Findings report=r.clone() agg=agg.clone() />
+                            <crate::components::server_view::ServerView report=r.clone() agg=agg.clone() />
                             <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=score_slo />
                             <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
                             // Only the (at most four) streams the replay plays are copied.

@@ -206,8 +206,16 @@ pub fn RunsList() -> impl IntoView {
             data-load-ms=move || status.with(|s| s.load_ms.map(|t| format!("{t:.1}")))
             data-pending=pending>
             <legend>"Runs"</legend>
-            <label class="import">"Import results (studio JSON; timeline JSONL, e.g. every Locust worker's file selected together, merged into one run; vllm bench serve --save-detailed; GuideLLM)"
+            <label class="import">"Import results (studio JSON; timeline JSONL, e.g. every Locust worker's file selected together, merged into one run; vllm bench serve --save-detailed; GuideLLM; AIPerf profile_export.jsonl with profile_export_aiperf.json; SGLang bench_serving --output-details)"
                 <input type="file" accept=".json,.jsonl,application/json" multiple data-testid="import-file"
+                    on:change=move |ev| {
+                        let input: web_sys::HtmlInputElement = event_target(&ev);
+                        if let Some(files) = input.files() { actions::import_files(studio, files) }
+                        input.set_value("");
+                    } />
+            </label>
+            <label class="import">"…or a result folder (a genai-bench experiment, an AIPerf artifact folder)"
+                <input type="file" prop:webkitdirectory=true multiple data-testid="import-folder"
                     on:change=move |ev| {
                         let input: web_sys::HtmlInputElement = event_target(&ev);
                         if let Some(files) = input.files() { actions::import_files(studio, files) }

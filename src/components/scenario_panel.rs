@@ -79,7 +79,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                 </label>
                 <label class="inline"><input type="checkbox" data-testid="use-tools" bind:checked=field(sc, |c| c.use_tools, |c, v| c.use_tools = v) />"as a tool call (function calling)"</label>
             </Show>
-            <Show when=move || kind() == ScenarioKind::MultiTurn>
+            <Show when=move || kind().is_conversation()>
                 <NumberField label="Rounds" testid="rounds" get=|c| f64::from(c.rounds) put=|c, v| c.rounds = v.max(1.0) as u32 />
             </Show>
             <label>"Extra request fields (JSON object)"

@@ -1,7 +1,8 @@
-//! The status line: clock resolution and isolation, and notices.
+//! The status line: clock resolution and isolation, the offline copy, and notices.
 
 use leptos::prelude::*;
 
+use crate::components::offline::OfflineCopyStatus;
 use crate::state::{StudioStateStoreFields, use_studio};
 
 /// Clock resolution (every number depends on it) and the latest notice.
@@ -23,6 +24,7 @@ pub fn StatusBar() -> impl IntoView {
     view! {
         <div class="status">
             <span data-testid="clock-status">{clock}</span>
+            <OfflineCopyStatus />
             {move || state.notice().get().map(|n| view! {
                 <span class="notice" data-testid="notice">{n}
                     <button class="link" on:click=move |_| state.notice().set(None)>"dismiss"</button>

@@ -20,6 +20,19 @@ pub const BROWSER_QUEUE_P95_MS: f64 = 5.0;
 /// third's means the load slows the user down.
 pub const PROBE_RISE_FACTOR: f64 = 1.5;
 
+/// Later rounds of a conversation whose prompts the prefix cache served below this share (of
+/// their prompt tokens) were mostly prefilled again.
+pub const CACHE_LOW_HIT_RATE: f64 = 0.5;
+/// TTFT "grows with the prompt" when the fitted TTFT at the longest prompt is at least this
+/// multiple of the fitted TTFT at the shortest (a long shared prefix makes the growth of a
+/// conversation a small share of its prompt, so a small multiple)…
+pub const PROMPT_GROWTH_FACTOR: f64 = 1.05;
+/// …at least this many ms above it, so that clock noise on fast servers does not count…
+pub const PROMPT_GROWTH_MIN_MS: f64 = 10.0;
+/// …and the line explains at least this share of TTFT's variance (r²): scattered TTFTs with a
+/// slope by chance are not growth.
+pub const PROMPT_GROWTH_MIN_R2: f64 = 0.5;
+
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +82,8 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
         .filter(|r| r.outcome.is_ok())
         .collect();
     out.extend(probe_finding(report));
+    out.extend(prompt_cache_finding(report, &ok));
+    out.extend(crate::first_token::report_findings(report, agg));
     let ttft_bad = agg.ttft.is_some_and(|t| t.p95 > th.p95_ttft_ms);
     let itl_bad = agg.itl.is_some_and(|i| i.p95 > th.itl_ms);
     // TTFT spread: P95 far above P50 while ITL stays flat means waiting, not computing.
@@ -215,7 +230,8 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
         ));
     }
     // Levels of a prompt sweep or of a conversation's rounds are not load.
-    let load_levels = !matches!(report.scenario.as_str(), "prompt_sweep" | "multi_turn");
+    let load_levels =
+        report.scenario != "prompt_sweep" && !crate::scenario::is_conversation_id(&report.scenario);
     if let Some(level) = agg.knee_level.filter(|_| load_levels)
         && let Some(evidence) = knee_evidence(agg, level)
     {
@@ -268,6 +284,94 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// A conversation's rounds share their prefix (each prompt extends the one before), so from the
+/// second round on a prefix cache should serve most of each prompt and TTFT should follow the
+/// new tokens, not the whole prompt. Fires in a conversation scenario with successful requests
+/// in at least two rounds whose prompts grew:
+/// - `prompt_cache_missed` (warning) when TTFT grows with the prompt (fitted over prompt
+///   tokens: ≥ [`PROMPT_GROWTH_FACTOR`] and ≥ [`PROMPT_GROWTH_MIN_MS`] from the shortest
+///   prompt to the longest, r² ≥ [`PROMPT_GROWTH_MIN_R2`]) and the later rounds' reported hit rate is under
+///   [`CACHE_LOW_HIT_RATE`], or the server reported no cached tokens at all;
+/// - `prompt_cache` (info) when the later rounds' hit rate is at least [`CACHE_LOW_HIT_RATE`].
+fn prompt_cache_finding(report: &Report, ok: &[&RequestRecord]) -> Option<Finding> {
+    if !crate::scenario::is_conversation_id(&report.scenario) {
+        return None;
+    }
+    let points: Vec<(&RequestRecord, u64, f64)> = ok
+        .iter()
+        .filter_map(|r| Some((*r, r.metrics.prompt_tokens?, r.metrics.ttft_ms?)))
+        .collect();
+    let first_round = points
+        .iter()
+        .filter_map(|p| p.0.level)
+        .fold(f64::INFINITY, f64::min);
+    let later: Vec<&RequestRecord> = points
+        .iter()
+        .filter(|p| p.0.level.is_some_and(|l| l > first_round))
+        .map(|p| p.0)
+        .collect();
+    let (min_p, max_p) = points
+        .iter()
+        .fold((u64::MAX, 0), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+    if later.is_empty() || max_p <= min_p {
+        return None;
+    }
+    let fit =
+        crate::stats::linear_fit(&points.iter().map(|p| (p.1 as f64, p.2)).collect::<Vec<_>>())?;
+    let (at_min, at_max) = (
+        fit.intercept + fit.slope * min_p as f64,
+        fit.intercept + fit.slope * max_p as f64,
+    );
+    let grows = at_max - at_min >= PROMPT_GROWTH_MIN_MS
+        && at_max >= at_min.max(0.0) * PROMPT_GROWTH_FACTOR
+        && fit.r2 >= PROMPT_GROWTH_MIN_R2;
+    let growth = format!(
+        "TTFT grows {:.2} ms per 1,000 prompt tokens: {} at {min_p} tokens, {} at {max_p} (fitted over {} requests)",
+        fit.slope * 1000.0,
+        crate::format::ms(at_min),
+        crate::format::ms(at_max),
+        fit.n
+    );
+    let advice = "Turn the server's prefix cache on and keep the prompt's start byte-identical between turns: vLLM --enable-prefix-caching (on by default in V1; --enable-prompt-tokens-details to report hits), SGLang's radix cache (on unless --disable-radix-cache; --enable-cache-report to report hits), llama.cpp \"cache_prompt\": true (its default) with one slot per conversation; OpenAI and Anthropic cache only prompts from 1,024 tokens (Anthropic at its cache_control breakpoints). Anything that changes early in the prompt (a timestamp in the system prompt, reordered tools) breaks the prefix.";
+    let hits = crate::report::PromptCache::of(later.iter().map(|r| &r.metrics));
+    match hits {
+        Some(c) if c.hit_rate() >= CACHE_LOW_HIT_RATE => Some(finding(
+            "prompt_cache",
+            Severity::Info,
+            &format!(
+                "The prefix cache served the growing conversation: {:.0} % of later rounds' prompt tokens",
+                c.hit_rate() * 100.0
+            ),
+            format!(
+                "{} of {} prompt tokens cached over {} later-round requests that reported it; {growth}",
+                c.cached_tokens, c.prompt_tokens, c.reporting
+            ),
+            "TTFT follows the new tokens of each turn, not the whole conversation; keep the prompt's start stable to keep it so.",
+        )),
+        Some(c) if grows => Some(finding(
+            "prompt_cache_missed",
+            Severity::Warning,
+            "TTFT grows with the conversation although the cache should serve its prefix",
+            format!(
+                "later rounds' hit rate {:.0} % ({} of {} prompt tokens cached, {} requests reporting); {growth}",
+                c.hit_rate() * 100.0,
+                c.cached_tokens,
+                c.prompt_tokens,
+                c.reporting
+            ),
+            advice,
+        )),
+        None if grows => Some(finding(
+            "prompt_cache_missed",
+            Severity::Warning,
+            "TTFT grows with the conversation: its shared prefix seems to be prefilled again every round",
+            format!("the server reported no cached prompt tokens; {growth}"),
+            advice,
+        )),
+        _ => None,
+    }
 }
 
 /// Output tokens per output chunk of a request whose token count came from the server (an

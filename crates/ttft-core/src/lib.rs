@@ -8,9 +8,11 @@
 //! [`timeline::RequestTimeline`]) → [`metrics::RequestMetrics`] → [`report::Report`] and its
 //! [`report::Aggregates`] → [`diagnosis`] findings; [`experience`] scores how each stream felt (Etalon
 //! deadline fluidity, Andes-style reading QoE and reader waits); [`roofline`] bounds; [`share`] links; [`compare`] runs side by side; [`import`] result
-//! files of other tools; [`timeline_file`] reads and writes the raw timeline format
+//! files of other tools (keeping their own summaries beside ours); [`llmd`] exports a run as llm-d
+//! Benchmark Reports; [`timeline_file`] reads and writes the raw timeline format
 //! (`ttft-timeline/1`) every vantage shares. [`scenario`] plans what a run sends; [`report::file`] owns the report
-//! format.
+//! format. [`prometheus`] reads a server's `/metrics`, [`server_metrics`] turns a run's scrapes
+//! into series and server-side percentiles, [`first_token`] takes the first token apart.
 
 pub mod agent_json;
 pub mod calibration;
@@ -20,17 +22,21 @@ pub mod compare;
 pub mod diagnosis;
 pub mod dialect;
 pub mod experience;
+pub mod first_token;
 pub mod format;
 pub mod import;
+pub mod llmd;
 pub mod locust;
 pub mod metrics;
 pub mod openers;
 pub mod probe;
+pub mod prometheus;
 pub mod report;
 pub mod request;
 pub mod review;
 pub mod roofline;
 pub mod scenario;
+pub mod server_metrics;
 pub mod share;
 pub mod slo;
 pub mod sse;

@@ -214,7 +214,7 @@ pub fn locust_jobs(
     let mut out = Vec::new();
     for (turn, job) in phases.into_iter().flat_map(|p| p.jobs).enumerate() {
         let mut job: Job = job;
-        let multi = scenario.kind == ScenarioKind::MultiTurn;
+        let multi = scenario.kind.is_conversation();
         conversation.prepare(&mut job);
         if multi {
             conversation.record_reply(&job, filler_text(scenario.max_tokens as usize));
@@ -295,12 +295,12 @@ pub fn locustfile(
             .join("\n")
     );
     let sweep = scenario.kind == ScenarioKind::ConcurrencySweep;
-    let per_user = scenario.kind == ScenarioKind::MultiTurn;
+    let per_user = scenario.kind.is_conversation();
     let users = if sweep {
         levels.first().copied().unwrap_or(1)
     } else if matches!(
         scenario.kind,
-        ScenarioKind::MultiTurn | ScenarioKind::PromptSweep
+        ScenarioKind::MultiTurn | ScenarioKind::SharedPrefix | ScenarioKind::PromptSweep
     ) {
         1
     } else {
@@ -420,7 +420,7 @@ fn header_comment(
     l(format!(
         "  users (-u) = the scenario's concurrency ({users}), spawn rate (-r) = the same: all start at once, as in the studio."
     ));
-    if scenario.kind == ScenarioKind::MultiTurn {
+    if scenario.kind.is_conversation() {
         l(format!(
             "  --ttft-requests N (env TTFT_REQUESTS, default {default_requests}, the rounds): requests PER USER: each user holds one"
         ));
@@ -452,7 +452,7 @@ fn header_comment(
                 .into(),
         );
     }
-    if scenario.kind == ScenarioKind::MultiTurn {
+    if scenario.kind.is_conversation() {
         l("MULTI-TURN: each user sends the conversation's rounds in order, each with everything said so far. This file".into());
         l("  does not parse the stream, so the assistant's turns are NOT the model's answers: each is a planned stand-in".into());
         l(format!(

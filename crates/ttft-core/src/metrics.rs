@@ -21,6 +21,9 @@
 //!   on the chunk that carries the finish reason (llama.cpp `/v1/completions`) or after it
 //!   (the `choices: []` chunk of `include_usage`); continuous usage is usage on chunks before
 //!   the finish (vLLM/SGLang `continuous_usage_stats`).
+//! - **Cached prompt tokens**: the last usage that reports them (`prompt_tokens_details` or
+//!   `input_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`), else llama.cpp's
+//!   `timings.cache_n`; `None` when the server did not say ([`RequestMetrics::prompt_cache`]).
 //!
 //! **Several choices** (`n > 1`): the choices stream interleaved, each with its own role chunk,
 //! finish chunk and, on some servers, usage. Each choice `c` keeps its text, tokens and finish
@@ -203,6 +206,14 @@ pub struct RequestMetrics {
     pub prompt_tokens: Option<u64>,
     /// Reasoning tokens, when reported (hidden reasoning included).
     pub reasoning_tokens: Option<u64>,
+    /// Prompt tokens the server served from its prefix cache, when it said ([`crate::dialect::Usage::cached_tokens`],
+    /// else llama.cpp's `timings.cache_n`); part of `prompt_tokens`. `None` when the server did
+    /// not report it, which is not a miss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// Prompt tokens this request wrote to the cache (Anthropic `cache_creation_input_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
     /// Output events (chunks with output).
     pub output_events: u32,
     /// Distinct arrivals carrying output.
@@ -350,6 +361,8 @@ impl RequestMetrics {
         let mut request_usage: Vec<(u64, Option<u32>)> = Vec::new();
         let mut prompt_tokens = None;
         let mut reasoning_tokens = None;
+        let mut cached_tokens = None;
+        let mut cache_write_tokens = None;
         let mut timings = None;
         let mut json = cfg.track_json.then(|| JsonTracker::new(&cfg.required_keys));
         let mut calls: Vec<(ToolCallTiming, JsonTracker)> = Vec::new();
@@ -461,6 +474,8 @@ impl RequestMetrics {
                 StreamEvent::Usage { usage, with_output } => {
                     prompt_tokens = usage.prompt_tokens.or(prompt_tokens);
                     reasoning_tokens = usage.reasoning_tokens.or(reasoning_tokens);
+                    cached_tokens = usage.cached_tokens.or(cached_tokens);
+                    cache_write_tokens = usage.cache_write_tokens.or(cache_write_tokens);
                     if let Some(c) = usage.completion_tokens {
                         if *with_output {
                             continuous_last = Some(c);
@@ -659,6 +674,8 @@ impl RequestMetrics {
             token_source,
             prompt_tokens,
             reasoning_tokens,
+            cached_tokens: cached_tokens.or(timings.and_then(|t| t.cache_n)),
+            cache_write_tokens,
             output_events,
             output_arrivals,
             tokens_per_arrival,
@@ -673,6 +690,19 @@ impl RequestMetrics {
             choices,
             streamed: tl.streamed,
         }
+    }
+
+    /// The prompt and how much of it the server's prefix cache served, `(prompt tokens,
+    /// cached tokens)`, when the server reported both: the prompt from usage, else llama.cpp's
+    /// timings (`prompt_n` processed + `cache_n` cached). Cached tokens are capped at the
+    /// prompt; an empty prompt reports nothing.
+    pub fn prompt_cache(&self) -> Option<(u64, u64)> {
+        let cached = self.cached_tokens?;
+        let prompt = self.prompt_tokens.or_else(|| {
+            let t = self.server_timings?;
+            Some(t.prompt_n?.saturating_add(t.cache_n?))
+        })?;
+        (prompt > 0).then_some((prompt, cached.min(prompt)))
     }
 
     /// Per-token ITL samples: each gap divided by the tokens its arrival carried, where known.

@@ -49,16 +49,23 @@ pub enum ScenarioKind {
     PromptSweep,
     /// Latency against concurrency levels.
     ConcurrencySweep,
+    /// Rounds of a chat behind a long shared system prompt: each round's prompt extends the
+    /// previous one, so a server with a prefix cache prefills only what is new.
+    SharedPrefix,
 }
 
 impl ScenarioKind {
     /// All kinds with labels.
-    pub const ALL: [(ScenarioKind, &'static str); 5] = [
+    pub const ALL: [(ScenarioKind, &'static str); 6] = [
         (ScenarioKind::Chat, "Chat"),
         (ScenarioKind::AgentJson, "Agent JSON"),
         (ScenarioKind::MultiTurn, "Multi-turn agent"),
         (ScenarioKind::PromptSweep, "Prompt-length sweep"),
         (ScenarioKind::ConcurrencySweep, "Concurrency sweep"),
+        (
+            ScenarioKind::SharedPrefix,
+            "Multi-turn shared prefix (prompt cache)",
+        ),
     ];
 
     /// Stable id used in reports.
@@ -69,13 +76,43 @@ impl ScenarioKind {
             ScenarioKind::MultiTurn => "multi_turn",
             ScenarioKind::PromptSweep => "prompt_sweep",
             ScenarioKind::ConcurrencySweep => "concurrency_sweep",
+            ScenarioKind::SharedPrefix => "shared_prefix",
         }
+    }
+
+    /// Whether the kind sends one growing conversation in rounds (its groups are rounds, not
+    /// load levels).
+    pub fn is_conversation(self) -> bool {
+        matches!(self, ScenarioKind::MultiTurn | ScenarioKind::SharedPrefix)
     }
 
     /// Parses an id.
     pub fn from_id(s: &str) -> Option<Self> {
         Self::ALL.iter().map(|(k, _)| *k).find(|k| k.id() == s)
     }
+}
+
+/// Whether a report's scenario id ([`ScenarioKind::id`]) is a conversation in rounds.
+pub fn is_conversation_id(id: &str) -> bool {
+    ScenarioKind::from_id(id).is_some_and(ScenarioKind::is_conversation)
+}
+
+/// Tokens (≈ 4 characters each) of the shared-prefix scenario's reference document: a system
+/// prompt long enough that prefilling it again is measurable, and that a prefix cache keeping
+/// blocks of 16 tokens has many to keep.
+pub const SHARED_PREFIX_TOKENS: usize = 1500;
+
+/// The shared-prefix scenario's system prompt: the form's system prompt (if any), then a long
+/// reference document every round repeats word for word.
+pub fn shared_prefix_system(system_prompt: &str) -> String {
+    let mut s = String::new();
+    if !system_prompt.trim().is_empty() {
+        s.push_str(system_prompt.trim());
+        s.push_str("\n\n");
+    }
+    s.push_str("You are a support assistant. Answer from the reference document below.\n\nREFERENCE DOCUMENT\n");
+    s.push_str(&filler_text(SHARED_PREFIX_TOKENS));
+    s
 }
 
 /// Prompt presets: label and text.
@@ -242,7 +279,12 @@ impl ScenarioConfig {
 
     fn params(&self, model: &str, prompt: String, dialect: Option<Dialect>) -> GenerationParams {
         let mut messages = Vec::new();
-        if !self.system_prompt.trim().is_empty() {
+        if self.kind == ScenarioKind::SharedPrefix {
+            messages.push((
+                "system".to_owned(),
+                shared_prefix_system(&self.system_prompt),
+            ));
+        } else if !self.system_prompt.trim().is_empty() {
             messages.push(("system".to_owned(), self.system_prompt.clone()));
         }
         messages.push(("user".to_owned(), prompt));
@@ -403,6 +445,30 @@ impl ScenarioConfig {
                     .map(|r| Job {
                         chained: r > 0,
                         ..job(format!("round {}", r + 1), Some(f64::from(r + 1)), false, if r == 0 { prompt.clone() } else { format!("Tool result for step {r}: {{\"status\": \"ok\", \"items\": 3}}. Continue.") })
+                    })
+                    .collect();
+                vec![Phase {
+                    concurrency: 1,
+                    rate_per_s: 0.0,
+                    jobs,
+                }]
+            }
+            ScenarioKind::SharedPrefix => {
+                // Round 1 asks the prompt; later rounds follow up, each sent after everything
+                // said so far ([`Conversation`]), so each prompt extends the one before.
+                let jobs = (0..self.rounds.max(1))
+                    .map(|r| Job {
+                        chained: r > 0,
+                        ..job(
+                            format!("round {}", r + 1),
+                            Some(f64::from(r + 1)),
+                            false,
+                            if r == 0 {
+                                prompt.clone()
+                            } else {
+                                format!("Follow-up {r}: using the reference document, add one more detail to your last answer.")
+                            },
+                        )
                     })
                     .collect();
                 vec![Phase {

@@ -1034,7 +1034,7 @@ impl SloReport {
                 format!("{n}"),
             ),
             "prompt_sweep" => (format!("prompts of ≈{n} tokens"), format!("≈{n} tokens")),
-            "multi_turn" => (format!("round {n}"), format!("round {n}")),
+            "multi_turn" | "shared_prefix" => (format!("round {n}"), format!("round {n}")),
             _ => (l.group.clone(), l.group.clone()),
         }
     }

@@ -523,8 +523,8 @@ fn base_of(url: &str, dialect: Option<Dialect>) -> String {
 pub fn export(report: &Report, vantage: &Vantage) -> String {
     let dialect = report.endpoint.dialect;
     let url = request_url(&report.endpoint.base_url, dialect);
-    let level_as = |r: &RequestRecord, kind: &str| {
-        (report.scenario == kind)
+    let level_as = |r: &RequestRecord, of_kind: bool| {
+        of_kind
             .then_some(r.level)
             .flatten()
             .filter(|l| *l >= 0.0 && *l <= f64::from(u32::MAX))
@@ -547,8 +547,8 @@ pub fn export(report: &Report, vantage: &Vantage) -> String {
                     model: report.endpoint.model.clone(),
                     group: r.group.clone(),
                     level: r.level,
-                    turn: level_as(r, "multi_turn"),
-                    prompt_tokens: level_as(r, "prompt_sweep"),
+                    turn: level_as(r, crate::scenario::is_conversation_id(&report.scenario)),
+                    prompt_tokens: level_as(r, report.scenario == "prompt_sweep"),
                     warmup: r.warmup,
                 },
                 raw.clone(),

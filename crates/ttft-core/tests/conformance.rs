@@ -403,6 +403,7 @@ fn aggregates_count_requests_that_were_not_streamed() {
         title: "t".into(),
         created_unix_ms: 0.0,
         clock_resolution_ms: None,
+        user_agent: None,
         stamping: None,
         endpoint: Default::default(),
         scenario: "chat".into(),
@@ -419,6 +420,9 @@ fn aggregates_count_requests_that_were_not_streamed() {
         votes: Vec::new(),
         slo: Default::default(),
         client_health: None,
+        source_summary: None,
+        metrics_url: None,
+        server_scrapes: Vec::new(),
     };
     let agg = report.aggregates();
     assert_eq!(agg.not_streamed, 1);

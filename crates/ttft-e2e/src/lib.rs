@@ -1,5 +1,7 @@
 //! Harness for the end-to-end tests: starts the server (app + reference endpoint) on a free
-//! loopback port, starts chromedriver, and opens a fresh headless Chromium profile.
+//! loopback port, starts chromedriver, and opens a fresh headless Chromium profile. The same
+//! helpers drive Firefox (geckodriver) and WebKit (WebKitWebDriver with MiniBrowser, under
+//! `xvfb-run`): [`Engine`], [`start_engine_driver`].
 //!
 //! The tests are `#[ignore]`d for plain `cargo test` because they need the built app (`dist/`)
 //! and Chromium; `cargo xtask test` builds both and runs them with `--ignored`. The benchmark
@@ -44,6 +46,11 @@ pub async fn start_studio() -> Result<Studio> {
     let dist = std::env::var_os("TTFT_DIST")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("dist"));
+    start_studio_serving(dist).await
+}
+
+/// Starts the server with the app built into `dist`.
+pub async fn start_studio_serving(dist: PathBuf) -> Result<Studio> {
     if !dist.join("index.html").exists() {
         bail!(
             "{} has no built app: run `cargo xtask test` (it builds with trunk first)",
@@ -77,16 +84,134 @@ pub async fn start_studio() -> Result<Studio> {
     })
 }
 
-/// chromedriver, with everything it and its browsers write kept in one scratch directory.
+/// A browser engine the studio is tested in, each through its own WebDriver server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// Chromium (Blink) through chromedriver (`CHROMEDRIVER`, `CHROMIUM` to override).
+    Chromium,
+    /// Firefox ESR (Gecko) through geckodriver (`GECKODRIVER`, `FIREFOX` to override).
+    Firefox,
+    /// WebKitGTK's MiniBrowser (Safari's engine) through WebKitWebDriver, on a virtual display
+    /// (`xvfb-run -a`) since it has no headless mode (`WEBKIT_WEBDRIVER`, `MINIBROWSER`).
+    WebKit,
+}
+
+impl Engine {
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Chromium => "Chromium",
+            Engine::Firefox => "Firefox",
+            Engine::WebKit => "WebKit",
+        }
+    }
+
+    /// The driver listening on `port`, and what to install when it is missing.
+    fn driver_command(self, port: u16) -> (Command, String, &'static str) {
+        let bin = |var: &str, default: &str| std::env::var(var).unwrap_or_else(|_| default.into());
+        match self {
+            Engine::Chromium => {
+                let bin = bin("CHROMEDRIVER", "/usr/bin/chromedriver");
+                let mut c = Command::new(&bin);
+                c.arg(format!("--port={port}"));
+                (c, bin, "apt-get install chromium-driver")
+            }
+            Engine::Firefox => {
+                let bin = std::env::var("GECKODRIVER").unwrap_or_else(|_| {
+                    let cargo_bin = std::env::var_os("CARGO_HOME")
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| {
+                            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")
+                        })
+                        .join("bin/geckodriver");
+                    if cargo_bin.exists() {
+                        cargo_bin.display().to_string()
+                    } else {
+                        "geckodriver".into()
+                    }
+                });
+                let mut c = Command::new(&bin);
+                c.args(["--port", &port.to_string()]);
+                (
+                    c,
+                    bin,
+                    "apt-get install firefox-esr; cargo install geckodriver --locked",
+                )
+            }
+            Engine::WebKit => {
+                let bin = bin("WEBKIT_WEBDRIVER", "/usr/bin/WebKitWebDriver");
+                let mut c = Command::new("xvfb-run");
+                c.args(["-a", &bin, &format!("--port={port}")]);
+                (
+                    c,
+                    format!("xvfb-run -a {bin}"),
+                    "apt-get install webkit2gtk-driver xvfb",
+                )
+            }
+        }
+    }
+
+    /// New-session capabilities: headless (or on the virtual display) with a fresh profile.
+    fn capabilities(self, driver: &Driver) -> Result<serde_json::Map<String, serde_json::Value>> {
+        let var = |var: &str, default: &str| std::env::var(var).unwrap_or_else(|_| default.into());
+        let mut caps = serde_json::Map::new();
+        match self {
+            Engine::Chromium => {
+                let profile = driver.new_profile()?;
+                caps.insert(
+                    "goog:chromeOptions".into(),
+                    serde_json::json!({
+                        "binary": var("CHROMIUM", "/usr/bin/chromium"),
+                        "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                                 "--no-first-run", "--disable-quic", "--window-size=1400,1000",
+                                 "--ignore-certificate-errors",
+                                 format!("--user-data-dir={}", profile.display())]
+                    }),
+                );
+            }
+            Engine::Firefox => {
+                // geckodriver makes a fresh profile for every session in its TMPDIR (the
+                // driver's scratch directory).
+                caps.insert("acceptInsecureCerts".into(), true.into());
+                caps.insert(
+                    "moz:firefoxOptions".into(),
+                    serde_json::json!({
+                        "binary": var("FIREFOX", "/usr/bin/firefox-esr"),
+                        "args": ["-headless", "--width=1400", "--height=1000"],
+                    }),
+                );
+            }
+            Engine::WebKit => {
+                // MiniBrowser in automation mode keeps each session's website data in memory:
+                // every session starts with none.
+                caps.insert("acceptInsecureCerts".into(), true.into());
+                caps.insert(
+                    "webkitgtk:browserOptions".into(),
+                    serde_json::json!({
+                        "binary": var("MINIBROWSER", "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"),
+                        "args": ["--automation"],
+                    }),
+                );
+            }
+        }
+        Ok(caps)
+    }
+}
+
+/// A WebDriver server (chromedriver, geckodriver, or WebKitWebDriver under `xvfb-run`), with
+/// everything it and its browsers write kept in one scratch directory.
 ///
 /// On drop the driver's whole process group is killed (a test that fails before closing its
-/// browser leaves no Chromium behind) and the scratch directory is removed: browser profiles
-/// and the temporary files Chromium makes (it honours `TMPDIR`) would otherwise pile up in
-/// `/tmp` at some hundred megabytes a test run.
+/// browser leaves no browser, nor `Xvfb`, behind) and the scratch directory is removed: browser
+/// profiles and the temporary files browsers make (they honour `TMPDIR`) would otherwise pile
+/// up in `/tmp` at some hundred megabytes a test run.
 pub struct Driver {
     child: Child,
     /// Its port.
     pub port: u16,
+    /// The engine it drives.
+    pub engine: Engine,
     scratch: PathBuf,
 }
 
@@ -102,12 +227,31 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        // The driver leads its own process group (see `start_driver`); the browsers it started
-        // are in it too.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
+        // The driver leads its own process group (see `start_engine_driver`); the browsers it
+        // started are in it too, and so is `Xvfb` under `xvfb-run`.
+        let group = format!("-{}", self.child.id());
+        let signal = |sig: &str| {
+            Command::new("kill")
+                .args([sig, "--", &group])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if self.engine != Engine::Chromium {
+            // Asked first, so that geckodriver ends Firefox and Xvfb removes its display's
+            // lock and socket in /tmp; killed after 3 s all the same.
+            signal("-TERM");
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            while std::time::Instant::now() < deadline {
+                let _ = self.child.try_wait();
+                if !signal("-0") {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        signal("-KILL");
         let _ = self.child.kill();
         let _ = self.child.wait();
         // Browser processes may still be exiting and writing: retry briefly.
@@ -129,26 +273,48 @@ fn free_port() -> Result<u16> {
 /// Starts chromedriver (`CHROMEDRIVER` or `/usr/bin/chromedriver`) in its own process group,
 /// with a scratch directory as its and its browsers' `TMPDIR`.
 pub async fn start_driver() -> Result<Driver> {
+    start_engine_driver(Engine::Chromium).await
+}
+
+/// Starts `engine`'s driver in its own process group, with a scratch directory as its and its
+/// browsers' `TMPDIR` (and, for Firefox and WebKit, their `HOME` and XDG directories, so
+/// nothing lands in the user's).
+pub async fn start_engine_driver(engine: Engine) -> Result<Driver> {
     use std::os::unix::process::CommandExt as _;
-    let bin = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
     let port = free_port()?;
     let scratch = std::env::temp_dir().join(format!("ttft-e2e-{}-{port}", std::process::id()));
     std::fs::create_dir_all(&scratch)
         .with_context(|| format!("cannot create {}", scratch.display()))?;
-    let child = Command::new(&bin)
-        .arg(format!("--port={port}"))
-        .env("TMPDIR", &scratch)
+    let (mut command, bin, install) = engine.driver_command(port);
+    command.env("TMPDIR", &scratch);
+    if engine != Engine::Chromium {
+        let home = scratch.join("home");
+        command
+            .env("HOME", &home)
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"));
+        std::fs::create_dir_all(&home)?;
+    }
+    let spawned = command
         .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("cannot start {bin}: install it (apt-get install chromium-driver) or run `cargo xtask test`"))?;
+        .spawn();
+    let child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&scratch);
+            bail!("cannot start {bin}: {e}; install it ({install}) or run `cargo xtask test`");
+        }
+    };
     let driver = Driver {
         child,
         port,
+        engine,
         scratch,
     };
-    for _ in 0..100 {
+    for _ in 0..200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_ok()
@@ -157,24 +323,13 @@ pub async fn start_driver() -> Result<Driver> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    bail!("chromedriver did not start on port {port}")
+    bail!("{bin} did not start on port {port}")
 }
 
-/// A fresh headless Chromium profile.
+/// A fresh browser profile of the driver's engine: headless Chromium or Firefox, or WebKit's
+/// MiniBrowser on the driver's virtual display.
 pub async fn browser(driver: &Driver) -> Result<Client> {
-    let profile = driver.new_profile()?;
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        serde_json::json!({
-            "binary": std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--no-first-run", "--disable-quic", "--window-size=1400,1000",
-                     "--ignore-certificate-errors",
-                     format!("--user-data-dir={}", profile.display())]
-        }),
-    );
+    let caps = driver.engine.capabilities(driver)?;
     let connector = hyper_util::client::legacy::connect::HttpConnector::new();
     Ok(ClientBuilder::new(connector)
         .capabilities(caps)
@@ -280,7 +435,10 @@ const done = arguments[arguments.length - 1];
   const out = [];
   for (const m of metas) {
     const r = byId.get(m.id);
-    out.push({ id: m.id, title: m.title, json: r && r.data ? await r.data.text() : null });
+    // A Blob, or bytes where the browser refuses Blobs in IndexedDB (WebKit's private sessions).
+    const json = !r || !r.data ? null
+      : r.data instanceof Blob ? await r.data.text() : new TextDecoder().decode(r.data);
+    out.push({ id: m.id, title: m.title, json });
   }
   done(out);
 })().catch(e => done({ error: String(e) }));
@@ -476,7 +634,7 @@ pub async fn wait_run_complete(c: &Client, secs: u64) -> Result<()> {
 pub struct Session {
     /// The browser (first, so it closes before the driver stops).
     pub client: Client,
-    /// chromedriver.
+    /// Its driver (chromedriver unless opened with [`open_studio_in`]).
     pub driver: Driver,
     /// The studio server.
     pub studio: Studio,
@@ -484,11 +642,16 @@ pub struct Session {
 
 /// Starts the studio, chromedriver and a fresh browser, and opens the studio.
 pub async fn open_studio() -> Result<Session> {
+    open_studio_in(Engine::Chromium).await
+}
+
+/// Starts the studio, `engine`'s driver and a fresh browser, and opens the studio.
+pub async fn open_studio_in(engine: Engine) -> Result<Session> {
     let studio = start_studio().await?;
-    let driver = start_driver().await?;
+    let driver = start_engine_driver(engine).await?;
     let client = browser(&driver).await?;
     client.goto(&studio.url).await?;
-    wait_text(&client, "clock-status", 10, |t| t.contains("µs")).await?;
+    wait_text(&client, "clock-status", 30, |t| t.contains("µs")).await?;
     Ok(Session {
         client,
         driver,
@@ -531,4 +694,31 @@ pub async fn drawn_charts(c: &Client, testid: &str, secs: u64) -> Result<(Vec<St
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     bail!("charts in {testid} were not drawn within {secs}s")
+}
+
+/// Ground truth of every measured request of `report`, from the studio's own server.
+pub async fn ground_truths(
+    port: u16,
+    report: &ttft_core::report::Report,
+) -> Result<Vec<ttft_core::calibration::GroundTruth>> {
+    let mut out = Vec::new();
+    for r in report.measured() {
+        if let Some(id) = r.server_request_id.as_deref() {
+            out.push(ttft_core::calibration::GroundTruth::from_json(
+                &http_get(port, &format!("/v1/ground-truth/{id}")).await?,
+            )?);
+        }
+    }
+    Ok(out)
+}
+
+/// Clicks "make share link" and returns the link the page wrote.
+pub async fn make_share_link(c: &Client) -> Result<String> {
+    click(c, "make-share-link").await?;
+    c.wait()
+        .for_element(Locator::Css("[data-testid=share-link]"))
+        .await?
+        .prop("value")
+        .await?
+        .context("the share box has no link")
 }

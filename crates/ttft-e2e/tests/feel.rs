@@ -10,23 +10,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
-use ttft_core::calibration::{GroundTruth, calibrate};
+use ttft_core::calibration::calibrate;
 use ttft_core::client_health::{CauseKind, Verdict};
 use ttft_core::report::Report;
 use ttft_e2e::*;
-
-/// Ground truth of every measured request of `report`, from the studio's own server.
-async fn truths_of(port: u16, report: &Report) -> Result<Vec<GroundTruth>> {
-    let mut out = Vec::new();
-    for r in report.measured() {
-        if let Some(id) = r.server_request_id.as_deref() {
-            out.push(GroundTruth::from_json(
-                &http_get(port, &format!("/v1/ground-truth/{id}")).await?,
-            )?);
-        }
-    }
-    Ok(out)
-}
 
 async fn attr(c: &Client, css: &str, name: &str) -> Result<Option<String>> {
     Ok(c.find(Locator::Css(css)).await?.attr(name).await?)
@@ -114,14 +101,7 @@ async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
     );
 
     // A link of the newest run (model-b) opens in the reader's view, the vote with it.
-    click(c, "make-share-link").await?;
-    let link = c
-        .wait()
-        .for_element(Locator::Css("[data-testid=share-link]"))
-        .await?
-        .prop("value")
-        .await?
-        .context("a link")?;
+    let link = make_share_link(c).await?;
     let fresh = browser(&session.driver).await?;
     fresh.goto(&link).await?;
     wait_text(&fresh, "reader-bar", 10, |t| t.contains("shared report")).await?;
@@ -300,7 +280,7 @@ async fn a_busy_main_thread_changes_the_client_verdict() -> Result<()> {
         quiet_health.lag_p99_ms
     );
     // Beside it, the error the busy page really added against ground truth: within the bound.
-    let error = calibrate(&busy, &truths_of(port, &busy).await?, 4);
+    let error = calibrate(&busy, &ground_truths(port, &busy).await?, 4);
     println!(
         "busy page vs ground truth: {} (verdict: up to {up_to_ms:.0} ms)",
         error.sentence()
@@ -320,7 +300,7 @@ async fn a_busy_main_thread_changes_the_client_verdict() -> Result<()> {
     wait_text(c, "clock-status", 10, |t| t.contains("µs")).await?;
     let worker = run_with_main_thread(c, true).await?;
     let w = worker.client_health.clone().context("a verdict")?;
-    let error = calibrate(&worker, &truths_of(port, &worker).await?, 4);
+    let error = calibrate(&worker, &ground_truths(port, &worker).await?, 4);
     println!(
         "stamping worker, busy page: {} — {}",
         w.headline(),
@@ -355,7 +335,7 @@ async fn calibrate_this_browser_shows_its_own_error() -> Result<()> {
         "{}",
         run.title
     );
-    let native = calibrate(&run, &truths_of(session.studio.port, &run).await?, 4);
+    let native = calibrate(&run, &ground_truths(session.studio.port, &run).await?, 4);
     ensure!(
         shown == native.sentence(),
         "{shown} vs {}",

@@ -213,6 +213,74 @@ async fn agent_json_run_reports_time_to_valid_json() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The server's view beside the browser's: with "read the server's metrics" on, the run keeps
+/// the reference endpoint's `/metrics` scrapes (one before, about one a second, one after);
+/// the report shows the server's TTFT/ITL/E2E percentiles from its histograms beside the
+/// browser's, with as many observations as the run sent requests, the server's gauges as a
+/// chart, and the first token taken apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn the_servers_view_beside_the_browsers() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    click(c, "scrape-metrics").await?;
+    let url = c
+        .find(Locator::Css("[data-testid=metrics-url]"))
+        .await?
+        .attr("placeholder")
+        .await?
+        .unwrap_or_default();
+    assert_eq!(url, format!("{}/metrics", session.studio.url));
+    set_field(c, "model", "sim-bench").await?;
+    set_field(c, "requests", "12").await?;
+    set_field(c, "concurrency", "4").await?;
+    set_field(c, "max-tokens", "40").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 90).await?;
+    let run = saved_runs(c).await?.remove(0);
+    assert!(
+        run.server_scrapes.len() >= 2,
+        "{} scrapes",
+        run.server_scrapes.len()
+    );
+    assert_eq!(run.metrics_url.as_deref(), Some(url.as_str()));
+    wait_text(c, "server-heading", 10, |t| t.contains("scrapes of")).await?;
+    let rows = c.find_all(Locator::Css("[data-testid=server-row]")).await?;
+    let mut ttft_count = None;
+    for row in rows {
+        if row.attr("data-concept").await?.as_deref() == Some("TTFT") {
+            let count = row
+                .find(Locator::Css("[data-testid=server-count]"))
+                .await?
+                .text()
+                .await?;
+            ttft_count = Some(count);
+            let server = row
+                .find(Locator::Css("[data-testid=server-p50]"))
+                .await?
+                .text()
+                .await?;
+            let browser = row
+                .find(Locator::Css("[data-testid=client-p50]"))
+                .await?
+                .text()
+                .await?;
+            assert!(
+                server.ends_with("ms") && browser.ends_with("ms"),
+                "{server} / {browser}"
+            );
+        }
+    }
+    // Every request the run sent (warm-ups included) reached the server's TTFT histogram.
+    assert_eq!(ttft_count, Some(run.requests.len().to_string()));
+    let (charts, _) = drawn_charts(c, "report-charts", 30).await?;
+    assert!(charts.iter().any(|id| id == "server-metrics"), "{charts:?}");
+    let parts = wait_text(c, "first-token-parts", 5, |t| t.contains("taken apart")).await?;
+    assert!(parts.contains("the largest part"), "{parts}");
+    session.client.close().await?;
+    Ok(())
+}
+
 /// A share link opened in a fresh browser profile shows the same numbers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
@@ -227,14 +295,7 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     let ttft = wait_text(c, "ttft-p50", 5, |t| t.ends_with("ms")).await?;
     let itl = wait_text(c, "itl-p95", 5, |t| t.ends_with("ms")).await?;
     let (charts, _) = drawn_charts(c, "report-charts", 20).await?;
-    click(c, "make-share-link").await?;
-    let link = c
-        .wait()
-        .for_element(Locator::Css("[data-testid=share-link]"))
-        .await?
-        .prop("value")
-        .await?
-        .expect("a link");
+    let link = make_share_link(c).await?;
     assert!(link.contains("#share=r2."));
     c.clone().close().await?;
     let fresh = browser(&session.driver).await?;
@@ -967,14 +1028,7 @@ async fn compare_keeps_the_ticked_runs_when_runs_are_added() -> anyhow::Result<(
     assert_eq!(compared_titles(c).await?, ticked, "after a run finished");
 
     // A share link opens in the same tab: another run at the top.
-    click(c, "make-share-link").await?;
-    let link = c
-        .wait()
-        .for_element(Locator::Css("[data-testid=share-link]"))
-        .await?
-        .prop("value")
-        .await?
-        .expect("a link");
+    let link = make_share_link(c).await?;
     let fragment = link.split_once('#').expect("a fragment").1.to_owned();
     c.execute(
         "location.hash = arguments[0]",

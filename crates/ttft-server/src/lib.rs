@@ -4,9 +4,12 @@
 //! latency model), ground truth at `/v1/ground-truth/{id}` (and the records since a time at
 //! `/v1/ground-truth?since=`), Prometheus metrics at `/metrics`,
 //! and the app's static files with `Cross-Origin-Opener-Policy`/`-Embedder-Policy` so the page
-//! is cross-origin isolated and `performance.now()` has 5 µs resolution.
+//! is cross-origin isolated and `performance.now()` has 5 µs resolution. The app comes from
+//! a directory (`--dist`) or, built with feature `embed-app`, from the binary itself
+//! ([`assets`]).
 
 pub mod api;
+pub mod assets;
 pub mod sim;
 pub mod tls;
 
@@ -17,6 +20,7 @@ use axum::Router;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
+use tower::Layer;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -26,7 +30,8 @@ pub use api::ApiState;
 /// What the server serves.
 #[derive(Clone)]
 pub struct Config {
-    /// The built app (trunk's `dist/`), if any.
+    /// The built app (trunk's `dist/`). `None`: the app embedded in this binary (feature
+    /// `embed-app`), else a 404 that says how to build it.
     pub dist: Option<PathBuf>,
     /// Simulator seed.
     pub seed: u64,
@@ -63,19 +68,28 @@ pub fn api_router(state: ApiState) -> Router {
         .layer(cors)
 }
 
-/// The whole server: API plus the app's static files.
+/// The whole server: API plus the app's static files (from `config.dist`, else embedded), with
+/// the same headers either way: COOP/COEP/CORP here, the cache policy of [`assets`].
 pub fn app(config: Config) -> Router {
     let state = ApiState::new(config.seed);
     let router = api_router(state);
-    let router = match config.dist {
-        Some(dist) => {
+    let router = match (config.dist, assets::embedded()) {
+        (Some(dist), _) => {
             let index = dist.join("index.html");
-            router.fallback_service(ServeDir::new(dist).fallback(ServeFile::new(index)))
+            let files = ServeDir::new(dist).fallback(ServeFile::new(index));
+            router.fallback_service(
+                axum::middleware::from_fn(assets::dist_cache_control).layer(files),
+            )
         }
-        None => router.fallback(|| async {
+        (None, Some(files)) => router.fallback(
+            move |method: Method, uri: axum::http::Uri, headers: axum::http::HeaderMap| async move {
+                assets::serve_embedded(files, &method, uri.path(), &headers)
+            },
+        ),
+        (None, None) => router.fallback(|| async {
             (
                 axum::http::StatusCode::NOT_FOUND,
-                "the app is not built: run `cargo xtask serve`",
+                "the app is not built: run `cargo xtask serve`, or build the server with `cargo xtask dist`",
             )
         }),
     };

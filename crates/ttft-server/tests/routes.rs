@@ -627,3 +627,53 @@ async fn transports_list_every_listener_main_port_first() {
     let body: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(body, json!({"http1_ports": [], "tls_port": null}));
 }
+
+/// `--dist`'s files get the embedded app's cache policy: trunk's fingerprinted names for a
+/// year, everything else (the page, its fallback, unhashed scripts) revalidated.
+#[tokio::test]
+async fn dist_files_are_cached_by_fingerprint() {
+    let dir = std::env::temp_dir().join(format!("ttft-dist-cache-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("public")).unwrap();
+    std::fs::write(dir.join("index.html"), "<html>studio</html>").unwrap();
+    std::fs::write(dir.join("app-0123456789abcdef_bg.wasm"), b"\0asm").unwrap();
+    std::fs::write(dir.join("public/stamp-worker.js"), "onmessage=0").unwrap();
+    let app = app(Config {
+        dist: Some(dir.clone()),
+        seed: 0,
+    });
+    for (path, status, content_type, cache) in [
+        ("/", 200, "text/html", "no-cache"),
+        ("/runs/42", 200, "text/html", "no-cache"),
+        ("/gone-0123456789abcdef.js", 200, "text/html", "no-cache"),
+        (
+            "/app-0123456789abcdef_bg.wasm",
+            200,
+            "application/wasm",
+            "public, max-age=31536000, immutable",
+        ),
+        (
+            "/public/stamp-worker.js",
+            200,
+            "text/javascript",
+            "no-cache",
+        ),
+    ] {
+        let resp = app
+            .clone()
+            .oneshot(Request::get(path).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let h = resp.headers();
+        assert_eq!(resp.status().as_u16(), status, "{path}");
+        assert_eq!(h["content-type"], content_type, "{path}");
+        assert_eq!(h["cache-control"], cache, "{path}");
+        assert_eq!(h["cross-origin-embedder-policy"], "require-corp", "{path}");
+    }
+    // The API's answers are not the app's files: no cache policy added.
+    let resp = app
+        .oneshot(Request::get("/v1/models").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert!(!resp.headers().contains_key("cache-control"));
+    std::fs::remove_dir_all(dir).ok();
+}

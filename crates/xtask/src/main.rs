@@ -6,6 +6,9 @@
 //! tests, wasm tests in headless Chromium, the end-to-end suite against the built app, and
 //! prints a summary line.
 //!
+//! `cargo xtask dist [--check]`: builds the app, then one release `ttft-server` with the app
+//! embedded (`target/dist/ttft-server`, printed with its size); `--check` runs its test.
+//!
 //! `cargo xtask bench`: measurement error against ground truth, client capacity, bundle size,
 //! load and chart render times, share-link lengths → `BENCHMARKS.md` + `bench/results.json`.
 //!
@@ -16,6 +19,7 @@
 
 mod bench;
 mod codemap;
+mod dist;
 mod llama;
 mod locust;
 mod oracle;
@@ -30,6 +34,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("serve") => serve::serve(&args[1..]),
         Some("test") => test::test(),
+        Some("dist") => dist::dist(&args[1..]),
         Some("setup") => tools::ensure_tools().and_then(|_| tools::ensure_browser()),
         Some("bench") => bench::bench(),
         Some("llama") => llama::ensure_llama()
@@ -38,7 +43,7 @@ fn main() -> Result<()> {
         Some("codemap") => codemap::check(&tools::root()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve [--port N] [--host H] | test | bench | setup | llama | locust | codemap>"
+                "usage: cargo xtask <serve [--port N] [--host H] | test | dist [--check] | bench | setup | llama | locust | codemap>"
             );
             std::process::exit(2)
         }

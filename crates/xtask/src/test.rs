@@ -7,13 +7,14 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use crate::codemap;
+use crate::dist;
 use crate::llama::ensure_llama;
 use crate::locust::ensure_locust;
 use crate::oracle;
-use crate::tools::{WASM, cmd, ensure_browser, ensure_tools, root, run};
+use crate::tools::{WASM, cmd, ensure_browser, ensure_other_engines, ensure_tools, root, run};
 
 /// Installs what is missing, then runs fmt, clippy, docs, the code-map check, native tests,
-/// wasm tests, the release build and the end-to-end suites.
+/// wasm tests, the release build, the one binary and the end-to-end suites.
 pub(crate) fn test() -> Result<()> {
     let started = Instant::now();
     ensure_tools()?;
@@ -101,10 +102,19 @@ pub(crate) fn test() -> Result<()> {
         c.args(["build", "--release"]);
         c
     }) {
+        // The one binary: the app just built, compiled into a release ttft-server that serves
+        // it (and the reference endpoint) alone, from an empty directory.
+        tally.check("one binary (ttft-server --features embed-app)", || {
+            dist::check_binary(&dist::build_server()?)
+        });
         tally.step("end-to-end (headless Chromium)", e2e_suite("studio"));
         tally.step(
             "end-to-end: what users feel (headless Chromium)",
             e2e_suite("feel"),
+        );
+        tally.step(
+            "end-to-end: installable and offline (headless Chromium)",
+            e2e_suite("offline"),
         );
         match ensure_llama() {
             Ok((server, model)) => {
@@ -122,6 +132,24 @@ pub(crate) fn test() -> Result<()> {
                     tally.failed.push("llama.cpp setup".into());
                 } else {
                     eprintln!("    (not CI: the llama.cpp tests are skipped; CI fails here)");
+                }
+            }
+        }
+        // The studio in the other engines a user may have: Firefox (geckodriver) and WebKit,
+        // Safari's engine (WebKitGTK's MiniBrowser under Xvfb): load, clock, a run, charts, a
+        // share link.
+        match ensure_other_engines() {
+            Ok(()) => {
+                tally.step("end-to-end: Firefox and WebKit smoke", e2e_suite("engines"));
+            }
+            Err(e) => {
+                eprintln!("!!  Firefox, WebKit or their drivers could not be installed: {e:#}");
+                if std::env::var_os("CI").is_some() {
+                    tally.failed.push("Firefox and WebKit setup".into());
+                } else {
+                    eprintln!(
+                        "    (not CI: the Firefox and WebKit tests are skipped; CI fails here)"
+                    );
                 }
             }
         }

@@ -1,7 +1,8 @@
 //! Helpers every command shares: the workspace root, commands run from it with cargo's bin and
 //! the npm tools on `PATH`, timed steps, and the one-time setup (wasm32 target, trunk,
-//! wasm-bindgen-cli at the version Cargo.lock pins, npm packages, Chromium and chromedriver),
-//! plus building the app with trunk only when its inputs changed.
+//! wasm-bindgen-cli at the version Cargo.lock pins, npm packages, Chromium and chromedriver;
+//! Firefox ESR with geckodriver and WebKitGTK's driver with Xvfb for the other engines' smoke
+//! tests), plus building the app with trunk only when its inputs changed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,6 +12,8 @@ use anyhow::{Context, Result, bail};
 
 /// The trunk release `setup` installs.
 pub(crate) const TRUNK_VERSION: &str = "0.21.14";
+/// The geckodriver release `ensure_other_engines` installs (Firefox's WebDriver server).
+pub(crate) const GECKODRIVER_VERSION: &str = "0.37.1";
 /// The browser target.
 pub(crate) const WASM: &str = "wasm32-unknown-unknown";
 
@@ -160,6 +163,60 @@ pub(crate) fn ensure_browser() -> Result<()> {
         .env("DEBIAN_FRONTEND", "noninteractive");
         c
     })
+}
+
+/// Firefox ESR, WebKitGTK's WebDriver server (with its MiniBrowser) and Xvfb for its display,
+/// installed with apt-get when running as root; geckodriver (the pinned version) with cargo.
+pub(crate) fn ensure_other_engines() -> Result<()> {
+    let missing: Vec<&str> = [
+        ("/usr/bin/firefox-esr", "firefox-esr"),
+        ("/usr/bin/WebKitWebDriver", "webkit2gtk-driver"),
+        ("/usr/bin/xvfb-run", "xvfb"),
+        // xvfb-run needs it; xvfb only recommends it.
+        ("/usr/bin/xauth", "xauth"),
+    ]
+    .iter()
+    .filter(|(bin, _)| !Path::new(bin).exists())
+    .map(|(_, package)| *package)
+    .collect();
+    if !missing.is_empty() {
+        if !is_root() {
+            bail!(
+                "{} missing for the Firefox and WebKit tests. Install with:\n  sudo apt-get update && sudo apt-get install -y {}",
+                missing.join(", "),
+                missing.join(" ")
+            );
+        }
+        run("apt-get update", {
+            let mut c = cmd("apt-get");
+            c.arg("update");
+            c
+        })?;
+        run(&format!("apt-get install {}", missing.join(" ")), {
+            let mut c = cmd("apt-get");
+            c.args(["install", "-y"])
+                .args(&missing)
+                .env("DEBIAN_FRONTEND", "noninteractive");
+            c
+        })?;
+    }
+    let geckodriver = cargo_bin().join("geckodriver");
+    let has = output(&geckodriver.display().to_string(), &["--version"])
+        .is_some_and(|v| v.contains(&format!(" {GECKODRIVER_VERSION}")));
+    if !has {
+        run("install geckodriver (≈3 min, once)", {
+            let mut c = cmd("cargo");
+            c.args([
+                "install",
+                "geckodriver",
+                "--version",
+                GECKODRIVER_VERSION,
+                "--locked",
+            ]);
+            c
+        })?;
+    }
+    Ok(())
 }
 
 /// `trunk build --release` into `dist/`.

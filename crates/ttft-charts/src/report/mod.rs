@@ -13,6 +13,7 @@ mod latency;
 mod load;
 mod probe;
 mod reading;
+mod server;
 mod timeline;
 
 use ttft_core::report::{Aggregates, Report, RequestRecord};
@@ -76,10 +77,11 @@ pub fn report_charts_with_slo(
     if !report.requests.is_empty() {
         out.push(waterfall(report));
     }
+    out.extend(server::server_metrics(report));
     out.extend(reading(report));
     out.extend(itl_by_position(&per_req_itl, agg));
     out.extend(ttft_vs_prompt(&ok, agg));
-    if report.scenario == "multi_turn" {
+    if ttft_core::scenario::is_conversation_id(&report.scenario) {
         out.extend(rounds(report, agg));
     } else if report.scenario != "prompt_sweep" {
         out.extend(levels(report, agg, slo));

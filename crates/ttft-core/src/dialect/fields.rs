@@ -4,8 +4,10 @@
 //! counts only when it is a non-empty string (`""` and `null` are the same "nothing" to vLLM,
 //! SGLang and llama.cpp), usage objects are read in the OpenAI names (`prompt_tokens`,
 //! `completion_tokens`, `*_tokens_details`) and in the Responses/Anthropic names
-//! (`input_tokens`, `output_tokens`, `cache_read_input_tokens`), and llama.cpp's `timings`
-//! object becomes [`ServerTimings`].
+//! (`input_tokens`, `output_tokens`, `cache_read_input_tokens`,
+//! `cache_creation_input_tokens`; Anthropic's whole prompt is the sum of its three input
+//! counts), and llama.cpp's `timings` object (`cache_n`: prompt tokens its cache served)
+//! becomes [`ServerTimings`].
 
 use serde_json::Value;
 
@@ -22,8 +24,20 @@ pub(super) fn parse_usage(u: &Value) -> Option<Usage> {
         return None;
     }
     let n = |k: &str| u.get(k).and_then(Value::as_u64);
+    let cache_read = n("cache_read_input_tokens");
+    let cache_write = n("cache_creation_input_tokens");
+    // Anthropic's `input_tokens` counts only what follows the last cache breakpoint: the whole
+    // prompt is `input_tokens + cache_read_input_tokens + cache_creation_input_tokens` (and
+    // llama.cpp's `/v1/messages` sends `input_tokens` = prompt − cached the same way). The
+    // OpenAI names count the whole prompt, cached tokens included.
+    let prompt_tokens = n("prompt_tokens").or_else(|| {
+        n("input_tokens").map(|i| {
+            i.saturating_add(cache_read.unwrap_or(0))
+                .saturating_add(cache_write.unwrap_or(0))
+        })
+    });
     Some(Usage {
-        prompt_tokens: n("prompt_tokens").or_else(|| n("input_tokens")),
+        prompt_tokens,
         completion_tokens: n("completion_tokens").or_else(|| n("output_tokens")),
         reasoning_tokens: u
             .get("completion_tokens_details")
@@ -35,7 +49,8 @@ pub(super) fn parse_usage(u: &Value) -> Option<Usage> {
             .or_else(|| u.get("input_tokens_details"))
             .and_then(|d| d.get("cached_tokens"))
             .and_then(Value::as_u64)
-            .or_else(|| n("cache_read_input_tokens")),
+            .or(cache_read),
+        cache_write_tokens: cache_write,
     })
 }
 

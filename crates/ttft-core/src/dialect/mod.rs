@@ -110,8 +110,15 @@ pub struct Usage {
     pub completion_tokens: Option<u64>,
     /// Hidden or visible reasoning tokens, where reported.
     pub reasoning_tokens: Option<u64>,
-    /// Prompt tokens served from a cache, where reported.
+    /// Prompt tokens served from a prefix cache, where reported (OpenAI, vLLM, SGLang and
+    /// llama.cpp `prompt_tokens_details.cached_tokens`, Responses
+    /// `input_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`); part of
+    /// `prompt_tokens`.
     pub cached_tokens: Option<u64>,
+    /// Prompt tokens written to the cache by this request (Anthropic
+    /// `cache_creation_input_tokens`); part of `prompt_tokens`, not a hit.
+    #[serde(default)]
+    pub cache_write_tokens: Option<u64>,
 }
 
 /// Server-side timings (llama.cpp `timings`, Ollama durations), in milliseconds.

@@ -87,6 +87,7 @@ impl Report {
             title: title.into(),
             created_unix_ms: 0.0,
             clock_resolution_ms: None,
+            user_agent: None,
             stamping: None,
             endpoint,
             scenario: scenario.into(),
@@ -100,7 +101,22 @@ impl Report {
             votes: Vec::new(),
             slo: crate::slo::SloSet::default(),
             client_health: None,
+            source_summary: None,
+            metrics_url: None,
+            server_scrapes: Vec::new(),
         }
+    }
+
+    /// Sets the server's metrics URL and what was scraped from it during the run (raw; see
+    /// [`Report::server_scrapes`]).
+    pub fn with_server_scrapes(
+        mut self,
+        metrics_url: impl Into<String>,
+        scrapes: Vec<crate::server_metrics::Scrape>,
+    ) -> Self {
+        self.metrics_url = Some(metrics_url.into());
+        self.server_scrapes = scrapes;
+        self
     }
 
     /// Sets the scenario settings as given by the user.
@@ -118,6 +134,12 @@ impl Report {
     /// Sets the measured clock resolution (ms).
     pub fn with_clock_resolution(mut self, resolution_ms: Option<f64>) -> Self {
         self.clock_resolution_ms = resolution_ms;
+        self
+    }
+
+    /// Sets the browser that measured the run, as its user agent names it.
+    pub fn with_user_agent(mut self, user_agent: Option<String>) -> Self {
+        self.user_agent = user_agent;
         self
     }
 

@@ -135,6 +135,10 @@ pub struct Report {
     pub created_unix_ms: f64,
     /// Measured resolution of the clock (ms).
     pub clock_resolution_ms: Option<f64>,
+    /// The browser whose clock that is, as it names itself (`navigator.userAgent`), when the
+    /// studio measured the run; [`browser_name`] shortens it for the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
     /// Where reads were stamped, in words (`1 stamping worker`, `the page`), when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stamping: Option<String>,
@@ -182,6 +186,53 @@ pub struct Report {
     /// when the studio watched it; `None` for imported runs and runs made before the verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_health: Option<crate::client_health::ClientHealth>,
+    /// The figures an imported file states about its own run (GuideLLM's, AIPerf's, SGLang's,
+    /// genai-bench's summaries), each beside the studio's value from the same requests and why
+    /// they differ ([`crate::import::SourceSummary`]); `None` for runs measured in the studio
+    /// and files that state none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_summary: Option<crate::import::SourceSummary>,
+    /// The server's Prometheus metrics URL scraped during the run (derived from the base URL
+    /// by [`crate::server_metrics::metrics_url`], editable), when the run scraped it; it sits
+    /// here beside [`Report::endpoint`] so every `EndpointInfo` stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_url: Option<String>,
+    /// The server's `/metrics` as scraped during the run, raw ([`crate::server_metrics::Scrape`]):
+    /// the time series, the server's percentiles and the first-token decomposition are
+    /// recomputed from them ([`crate::server_metrics::ServerSeries::from_scrapes`]). Absent
+    /// from the file when empty (and from files made before them). Share links do not carry
+    /// them: a run opened from a link has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_scrapes: Vec<crate::server_metrics::Scrape>,
+}
+
+/// A browser's name and major version from its user agent (`Firefox 153`, `Chrome 156`,
+/// `Safari 26 (WebKit)`), else the user agent as given: which engine measured a run (each has
+/// its own clock resolution).
+pub fn browser_name(user_agent: &str) -> String {
+    let version = |key: &str| {
+        user_agent.split_whitespace().find_map(|part| {
+            let v = part.strip_prefix(key)?;
+            Some(v.split('.').next().unwrap_or(v).to_owned())
+        })
+    };
+    // Order matters: Chrome's agent names Safari too, and Edge's names Chrome.
+    let named = [
+        ("Firefox/", "Firefox", ""),
+        ("Edg/", "Edge", ""),
+        ("HeadlessChrome/", "Chrome", " (headless)"),
+        ("Chrome/", "Chrome", ""),
+        ("Version/", "Safari", " (WebKit)"),
+    ];
+    named
+        .iter()
+        .find_map(|(key, name, engine)| version(key).map(|v| format!("{name} {v}{engine}")))
+        .or_else(|| {
+            user_agent
+                .contains("AppleWebKit/")
+                .then(|| "WebKit".to_owned())
+        })
+        .unwrap_or_else(|| user_agent.to_owned())
 }
 
 fn is_default_slo(set: &crate::slo::SloSet) -> bool {
@@ -217,6 +268,70 @@ pub struct SharedFrom {
     pub headline: Option<Box<Aggregates>>,
 }
 
+/// How much of the prompts the server's prefix cache served, over the successful requests that
+/// reported cached tokens ([`RequestMetrics::prompt_cache`]); a request that reported nothing
+/// is left out rather than counted as a miss.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PromptCache {
+    /// Successful requests that reported their cached prompt tokens.
+    pub reporting: usize,
+    /// Successful requests in all (the rest did not say).
+    pub successful: usize,
+    /// The reporting requests' prompt tokens.
+    pub prompt_tokens: u64,
+    /// How many of those the cache served.
+    pub cached_tokens: u64,
+}
+
+impl PromptCache {
+    /// Of successful requests' metrics; `None` when none of them reported cached tokens.
+    pub fn of<'a>(ok: impl IntoIterator<Item = &'a RequestMetrics>) -> Option<Self> {
+        let mut c = PromptCache {
+            reporting: 0,
+            successful: 0,
+            prompt_tokens: 0,
+            cached_tokens: 0,
+        };
+        for m in ok {
+            c.successful += 1;
+            if let Some((prompt, cached)) = m.prompt_cache() {
+                c.reporting += 1;
+                c.prompt_tokens = c.prompt_tokens.saturating_add(prompt);
+                c.cached_tokens = c.cached_tokens.saturating_add(cached);
+            }
+        }
+        (c.reporting > 0).then_some(c)
+    }
+
+    /// Cached over prompt tokens, 0–1 (token-weighted: long prompts count for more).
+    pub fn hit_rate(&self) -> f64 {
+        if self.prompt_tokens == 0 {
+            0.0
+        } else {
+            self.cached_tokens as f64 / self.prompt_tokens as f64
+        }
+    }
+
+    /// The run's line for the page: `Prompt cache hit rate 72 %: 3296 of 4600 prompt tokens
+    /// served from the server's cache (3 of 4 requests reported it)`.
+    pub fn sentence(&self) -> String {
+        let reported = if self.reporting == self.successful {
+            format!("all {} requests reported it", self.reporting)
+        } else {
+            format!(
+                "{} of {} requests reported it",
+                self.reporting, self.successful
+            )
+        };
+        format!(
+            "Prompt cache hit rate {:.0} %: {} of {} prompt tokens served from the server's cache ({reported})",
+            self.hit_rate() * 100.0,
+            self.cached_tokens,
+            self.prompt_tokens
+        )
+    }
+}
+
 /// Statistics for one group (level) of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupStats {
@@ -234,6 +349,9 @@ pub struct GroupStats {
     pub e2e: Option<Summary>,
     /// Aggregate output tokens per second (tokens / wall time of the group).
     pub throughput_tokens_per_s: Option<f64>,
+    /// Prefix-cache hits of the group (a multi-turn round), when its requests reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 /// Run-level statistics.
@@ -306,6 +424,9 @@ pub struct Aggregates {
     /// requests, with the report's [`Report::experience`] settings.
     #[serde(default)]
     pub experience: ExperienceSummary,
+    /// Prefix-cache hit rate of the run, when the server reported cached prompt tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 fn summary(values: impl Iterator<Item = f64>) -> Option<Summary> {
@@ -512,6 +633,7 @@ impl Report {
                 itl: group_itl,
                 e2e: summary(okm.iter().filter_map(|m| m.e2e_ms)),
                 throughput_tokens_per_s: (end > start).then(|| tokens as f64 / (end - start) * 1e3),
+                prompt_cache: PromptCache::of(okm.iter().copied()),
             });
         }
         let knee_factor = 1.5;
@@ -590,6 +712,7 @@ impl Report {
                 .filter(|m| m.token_source != crate::metrics::TokenSource::Estimate)
                 .count(),
             not_streamed: reqs.iter().filter(|r| !r.metrics.streamed).count(),
+            prompt_cache: PromptCache::of(ok.iter().copied()),
             experience: if with_experience {
                 summarize(reqs.iter().copied(), &self.experience)
             } else {

@@ -3,7 +3,7 @@
 //!
 //! What is kept per request: group, flags, send offset, browser queue, outcome; the first-byte,
 //! first-token (any kind), first-reasoning, first-answer, meaningful-token and end times; every
-//! arrival gap with the tokens it carried; token counts and their source; stalls, server
+//! arrival gap with the tokens it carried; token counts (prompt-cache hits included) and their source; stalls, server
 //! timings, JSON and tool-call times, per-choice summaries; for a few requests their replay
 //! (text and times), for the others what each arrival gave a reader
 //! ([`crate::experience::ReadingUnits`]) instead of its text. Per-request rates that follow
@@ -95,6 +95,9 @@ struct Header {
     /// The client-health verdict (absent from older links and imported runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     client_health: Option<crate::client_health::ClientHealth>,
+    /// The browser that measured the run (absent from older links and imported runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    user_agent: Option<String>,
 }
 
 /// The columns, in stored order.
@@ -147,7 +150,11 @@ const SERVER_TIMINGS: u64 = 1 << 13;
 const SAMPLED: u64 = 1 << 14;
 const GAPS_KEPT: u64 = 1 << 15;
 const TOKEN_ARRIVALS: u64 = 1 << 16;
-const FLAG_LIMIT: u64 = 1 << 17;
+// Added after the first r2 links: a link without them reads as before (no cache figures); a
+// studio from before them refuses a link that sets them, as it refuses any unknown flag.
+const CACHED_TOKENS: u64 = 1 << 17;
+const CACHE_WRITE_TOKENS: u64 = 1 << 18;
+const FLAG_LIMIT: u64 = 1 << 19;
 
 const OUTCOMES: [&str; 7] = [
     "ok",
@@ -346,6 +353,8 @@ pub(super) fn encode(
             (keep_text, SAMPLED),
             (keep_gaps, GAPS_KEPT),
             (!token_arrivals.is_empty(), TOKEN_ARRIVALS),
+            (m.cached_tokens.is_some(), CACHED_TOKENS),
+            (m.cache_write_tokens.is_some(), CACHE_WRITE_TOKENS),
         ] {
             if on {
                 flags |= bit;
@@ -415,6 +424,12 @@ pub(super) fn encode(
             k.u(p);
         }
         if let Some(p) = m.reasoning_tokens {
+            k.u(p);
+        }
+        for p in [m.cached_tokens, m.cache_write_tokens]
+            .into_iter()
+            .flatten()
+        {
             k.u(p);
         }
         k.u(u64::from(m.output_events));
@@ -687,6 +702,7 @@ pub(super) fn encode(
         votes: report.votes.clone(),
         slo: (report.slo != crate::slo::SloSet::default()).then(|| report.slo.clone()),
         client_health: report.client_health.clone(),
+        user_agent: report.user_agent.clone(),
     };
     let header = serde_json::to_vec(&header).expect("headers always serialize");
     let mut out = Column::default();
@@ -841,6 +857,16 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
             None
         };
         let reasoning_tokens = if has(REASONING_TOKENS) {
+            Some(k.u()?)
+        } else {
+            None
+        };
+        let cached_tokens = if has(CACHED_TOKENS) {
+            Some(k.u()?)
+        } else {
+            None
+        };
+        let cache_write_tokens = if has(CACHE_WRITE_TOKENS) {
             Some(k.u()?)
         } else {
             None
@@ -1170,6 +1196,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
                 token_source,
                 prompt_tokens,
                 reasoning_tokens,
+                cached_tokens,
+                cache_write_tokens,
                 output_events,
                 output_arrivals,
                 tokens_per_arrival,
@@ -1208,6 +1236,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
     )
     .created_at(header.created_unix_ms)
     .with_clock_resolution(header.clock_resolution_ms)
+    .with_user_agent(header.user_agent)
     .with_settings(header.settings)
     .with_experience(header.experience)
     .with_requests(requests);

@@ -17,6 +17,8 @@ use super::validate::{common, read_json};
 use super::{ApiError, ApiState, unix_now};
 use crate::sim::framing::{Api, Framer};
 use crate::sim::plan::{PlanInput, plan};
+use crate::sim::prefix_cache::token_id;
+use crate::sim::text::tokenize;
 use crate::sim::truth::Truth;
 
 /// `POST /v1/chat/completions`.
@@ -54,9 +56,27 @@ async fn generate(st: ApiState, req: Request, api: Api) -> Result<Response, ApiE
             seed,
         },
     );
+    // A model with a prefix cache serves the prompt's start from it (`PrefixCache::admit`),
+    // unless the request turns it off as llama.cpp's `"cache_prompt": false` does (the usage
+    // then reports 0 cached tokens).
+    let use_cache = v.get("cache_prompt").and_then(serde_json::Value::as_bool) != Some(false);
+    let cached_tokens = c.profile.prefix_cache.then(|| {
+        if !use_cache {
+            return 0;
+        }
+        let ids: Vec<u64> = tokenize(&c.prompt).iter().map(|t| token_id(t)).collect();
+        let mut caches = st.prefix_caches.lock().expect("prefix cache lock");
+        let hit = caches.entry(c.profile.name).or_default().admit(&ids);
+        u32::try_from(hit).unwrap_or(u32::MAX).min(c.prompt_tokens)
+    });
     let engine = st.engines.get(c.profile.name, &c.profile.latency);
     let rx = engine
-        .submit(n, c.prompt_tokens, plan.pieces.len() as u32)
+        .submit_cached(
+            n,
+            c.prompt_tokens,
+            cached_tokens.unwrap_or(0),
+            plan.pieces.len() as u32,
+        )
         .map_err(|_| ApiError {
             status: StatusCode::TOO_MANY_REQUESTS,
             message: format!(
@@ -67,7 +87,7 @@ async fn generate(st: ApiState, req: Request, api: Api) -> Result<Response, ApiE
             param: None,
             retry_after: Some(1),
         })?;
-    let framer = Framer::new(
+    let mut framer = Framer::new(
         c.flavour,
         api,
         format!("chatcmpl-{id}"),
@@ -77,12 +97,14 @@ async fn generate(st: ApiState, req: Request, api: Api) -> Result<Response, ApiE
         c.continuous_usage,
         c.prompt_tokens,
     );
+    framer.cached_tokens = cached_tokens;
     let truth = Truth {
         id: id.clone(),
         received_unix_ms,
         model: c.profile.name.to_owned(),
         flavour: format!("{:?}", c.flavour).to_lowercase(),
         prompt_tokens: c.prompt_tokens,
+        cached_tokens,
         planned_tokens: plan.pieces.len() as u32,
         queue_ms: None,
         prefill_ms: None,

@@ -20,14 +20,16 @@ mod transports;
 mod truth;
 mod validate;
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Json;
 use serde_json::{Value, json};
 
 use crate::sim::engine::Engines;
+use crate::sim::prefix_cache::PrefixCache;
 use crate::sim::profile::profiles;
 use crate::sim::truth::TruthStore;
 
@@ -50,6 +52,8 @@ pub struct ApiState {
     pub truth: TruthStore,
     /// Server seed.
     pub seed: u64,
+    /// The prefix caches of the models that keep one, by model name.
+    pub prefix_caches: Arc<Mutex<HashMap<&'static str, PrefixCache>>>,
     counter: Arc<AtomicU64>,
 }
 
@@ -60,6 +64,7 @@ impl ApiState {
             engines: Engines::default(),
             truth: TruthStore::default(),
             seed,
+            prefix_caches: Arc::default(),
             counter: Arc::new(AtomicU64::new(0)),
         }
     }

@@ -207,7 +207,12 @@ pub(super) async fn collect(mut g: Gen, api: Api, c: &Common) -> Value {
     g.done = true;
     let reason = g.plan.finish_reason;
     let tool = g.plan.tool_name.clone();
-    let usage = json!({"prompt_tokens": c.prompt_tokens, "completion_tokens": produced, "total_tokens": c.prompt_tokens + produced});
+    let mut usage = json!({"prompt_tokens": c.prompt_tokens, "completion_tokens": produced, "total_tokens": c.prompt_tokens + produced});
+    let mut input_usage = json!({"input_tokens": c.prompt_tokens, "output_tokens": produced});
+    if let Some(n) = g.truth.cached_tokens {
+        usage["prompt_tokens_details"] = json!({"cached_tokens": n});
+        input_usage = json!({"input_tokens": c.prompt_tokens.saturating_sub(n), "cache_creation_input_tokens": 0, "cache_read_input_tokens": n, "output_tokens": produced});
+    }
     match api {
         Api::Anthropic => {
             let mut content = Vec::new();
@@ -221,7 +226,7 @@ pub(super) async fn collect(mut g: Gen, api: Api, c: &Common) -> Value {
             }
             json!({"id": g.truth.id, "type": "message", "role": "assistant", "model": c.model, "content": content,
                    "stop_reason": match reason { "length" => "max_tokens", "tool_calls" => "tool_use", _ => "end_turn" },
-                   "stop_sequence": null, "usage": {"input_tokens": c.prompt_tokens, "output_tokens": produced}})
+                   "stop_sequence": null, "usage": input_usage})
         }
         Api::Completions => {
             json!({"id": g.truth.id, "object": "text_completion", "created": unix_now(), "model": c.model,

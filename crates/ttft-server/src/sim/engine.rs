@@ -71,12 +71,24 @@ impl Engine {
         prompt_tokens: u32,
         planned: u32,
     ) -> Result<mpsc::UnboundedReceiver<EngineEvent>, QueueFull> {
+        self.submit_cached(id, prompt_tokens, 0, planned)
+    }
+
+    /// Queues a request whose first `cached` prompt tokens a prefix cache holds
+    /// ([`Scheduler::submit_cached`]).
+    pub fn submit_cached(
+        &self,
+        id: u64,
+        prompt_tokens: u32,
+        cached: u32,
+        planned: u32,
+    ) -> Result<mpsc::UnboundedReceiver<EngineEvent>, QueueFull> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.shared
             .sched
             .lock()
             .expect("scheduler lock")
-            .submit(id, prompt_tokens, planned)?;
+            .submit_cached(id, prompt_tokens, cached, planned)?;
         self.shared
             .senders
             .lock()

@@ -44,6 +44,11 @@ pub struct Framer {
     pub continuous_usage: bool,
     /// Prompt tokens.
     pub prompt_tokens: u32,
+    /// Prompt tokens a prefix cache served, for a model that keeps one (`None`: usage says
+    /// nothing of a cache, as before): OpenAI-style usage carries
+    /// `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens` (with
+    /// `input_tokens` the rest), llama.cpp's timings `cache_n` (with `prompt_n` the rest).
+    pub cached_tokens: Option<u32>,
     /// Tokens framed so far.
     pub sent_tokens: u32,
     tool_started: bool,
@@ -81,6 +86,7 @@ impl Framer {
             include_usage,
             continuous_usage,
             prompt_tokens,
+            cached_tokens: None,
             sent_tokens: 0,
             tool_started: false,
             block_open: None,
@@ -89,7 +95,21 @@ impl Framer {
     }
 
     fn usage(&self) -> Value {
-        json!({"prompt_tokens": self.prompt_tokens, "total_tokens": self.prompt_tokens + self.sent_tokens, "completion_tokens": self.sent_tokens})
+        let mut u = json!({"prompt_tokens": self.prompt_tokens, "total_tokens": self.prompt_tokens + self.sent_tokens, "completion_tokens": self.sent_tokens});
+        if let Some(n) = self.cached_tokens {
+            u["prompt_tokens_details"] = json!({"cached_tokens": n});
+        }
+        u
+    }
+
+    /// Anthropic's prompt-side usage: `input_tokens` is what followed the cached prefix.
+    fn anthropic_input_usage(&self) -> Value {
+        match self.cached_tokens {
+            Some(n) => {
+                json!({"input_tokens": self.prompt_tokens.saturating_sub(n), "cache_creation_input_tokens": 0, "cache_read_input_tokens": n, "output_tokens": 1})
+            }
+            None => json!({"input_tokens": self.prompt_tokens, "output_tokens": 1}),
+        }
     }
 
     fn chat_chunk(&self, delta: Value, finish: Option<&str>) -> Value {
@@ -148,7 +168,7 @@ impl Framer {
         match self.api {
             Api::Anthropic => anthropic(
                 "message_start",
-                &json!({"type":"message_start","message":{"id": self.id,"type":"message","role":"assistant","content":[],"model": self.model,"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens": self.prompt_tokens,"output_tokens":1}}}),
+                &json!({"type":"message_start","message":{"id": self.id,"type":"message","role":"assistant","content":[],"model": self.model,"stop_reason":null,"stop_sequence":null,"usage": self.anthropic_input_usage()}}),
             ),
             Api::Completions => String::new(),
             Api::Chat => match self.flavour {
@@ -299,7 +319,9 @@ impl Framer {
                 let mut out = sse(&self.chat_chunk(delta, Some(reason)));
                 let timings = (self.flavour == Flavour::Llamacpp).then(|| {
                     let n = f64::from(self.sent_tokens.max(1));
-                    json!({"cache_n": 0, "prompt_n": self.prompt_tokens, "prompt_ms": timings.prompt_ms, "prompt_per_token_ms": timings.prompt_ms / f64::from(self.prompt_tokens.max(1)), "predicted_n": self.sent_tokens, "predicted_ms": timings.predicted_ms, "predicted_per_token_ms": timings.predicted_ms / n, "predicted_per_second": n / timings.predicted_ms.max(1e-9) * 1e3})
+                    let cache_n = self.cached_tokens.unwrap_or(0);
+                    let prompt_n = self.prompt_tokens.saturating_sub(cache_n);
+                    json!({"cache_n": cache_n, "prompt_n": prompt_n, "prompt_ms": timings.prompt_ms, "prompt_per_token_ms": timings.prompt_ms / f64::from(prompt_n.max(1)), "predicted_n": self.sent_tokens, "predicted_ms": timings.predicted_ms, "predicted_per_token_ms": timings.predicted_ms / n, "predicted_per_second": n / timings.predicted_ms.max(1e-9) * 1e3})
                 });
                 if self.include_usage || timings.is_some() {
                     let id = if self.flavour == Flavour::Tgi {

@@ -4,6 +4,7 @@
 pub mod engine;
 pub mod framing;
 pub mod plan;
+pub mod prefix_cache;
 pub mod profile;
 pub mod scheduler;
 pub mod text;

@@ -33,6 +33,9 @@ pub struct Profile {
     pub tokens_per_chunk: u32,
     /// What it writes.
     pub behaviour: Behaviour,
+    /// Keeps a prefix cache ([`super::prefix_cache`]): prompts that start like a recent one
+    /// prefill only the rest, and usage reports the cached tokens.
+    pub prefix_cache: bool,
 }
 
 const fn lat(prefill_base_ms: f64, prefill_ms_per_token: f64, decode_base_ms: f64) -> LatencyModel {
@@ -57,6 +60,7 @@ pub fn profiles() -> Vec<Profile> {
             latency: lat(700.0, 0.5, 62.0),
             tokens_per_chunk: 1,
             behaviour: Behaviour::Prose,
+            prefix_cache: false,
         },
         Profile {
             name: "model-b",
@@ -64,6 +68,7 @@ pub fn profiles() -> Vec<Profile> {
             latency: lat(3380.0, 0.6, 37.0),
             tokens_per_chunk: 1,
             behaviour: Behaviour::Prose,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-fast",
@@ -75,6 +80,7 @@ pub fn profiles() -> Vec<Profile> {
             },
             tokens_per_chunk: 1,
             behaviour: Behaviour::Prose,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-coalesce",
@@ -82,6 +88,7 @@ pub fn profiles() -> Vec<Profile> {
             latency: lat(60.0, 0.1, 12.0),
             tokens_per_chunk: 4,
             behaviour: Behaviour::Prose,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-openers",
@@ -89,6 +96,7 @@ pub fn profiles() -> Vec<Profile> {
             latency: lat(120.0, 0.2, 25.0),
             tokens_per_chunk: 1,
             behaviour: Behaviour::Openers,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-reasoning",
@@ -96,6 +104,7 @@ pub fn profiles() -> Vec<Profile> {
             latency: lat(150.0, 0.2, 20.0),
             tokens_per_chunk: 1,
             behaviour: Behaviour::Reasoning,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-agent",
@@ -103,6 +112,7 @@ pub fn profiles() -> Vec<Profile> {
             latency: lat(100.0, 0.2, 15.0),
             tokens_per_chunk: 1,
             behaviour: Behaviour::Agent,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-flaky",
@@ -110,6 +120,7 @@ pub fn profiles() -> Vec<Profile> {
             latency: lat(80.0, 0.1, 15.0),
             tokens_per_chunk: 1,
             behaviour: Behaviour::Flaky,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-bench",
@@ -124,6 +135,7 @@ pub fn profiles() -> Vec<Profile> {
             },
             tokens_per_chunk: 1,
             behaviour: Behaviour::Prose,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-bench-fast",
@@ -138,6 +150,7 @@ pub fn profiles() -> Vec<Profile> {
             },
             tokens_per_chunk: 1,
             behaviour: Behaviour::Prose,
+            prefix_cache: false,
         },
         Profile {
             name: "sim-tiny-kv",
@@ -150,6 +163,15 @@ pub fn profiles() -> Vec<Profile> {
             },
             tokens_per_chunk: 1,
             behaviour: Behaviour::Prose,
+            prefix_cache: false,
+        },
+        Profile {
+            name: "sim-cache",
+            description: "A prefix cache (blocks of 16 tokens, the 256 latest prompts): a prompt that starts like a recent one prefills only the rest (0.5 ms per uncached token) and reports prompt_tokens_details.cached_tokens; \"cache_prompt\": false turns it off per request",
+            latency: lat(30.0, 0.5, 12.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+            prefix_cache: true,
         },
     ]
 }

@@ -5,7 +5,9 @@
 //! sequence (bandwidth-bound: its time grows with the batch size and the total KV length).
 //! Prefill steps take priority, so arrivals stall the running streams, as on servers without
 //! chunked prefill. When the KV cache would overflow, the most recently admitted sequence is
-//! preempted: its cache is dropped and it re-prefills (prompt + tokens so far) later.
+//! preempted: its cache is dropped and it re-prefills (prompt + tokens so far) later. A
+//! sequence submitted with prompt tokens a prefix cache holds ([`Scheduler::submit_cached`])
+//! is charged only for the rest in its first prefill.
 
 use std::collections::VecDeque;
 
@@ -47,6 +49,9 @@ pub struct Seq {
     pub needs_prefill: bool,
     /// Times it was preempted.
     pub preemptions: u32,
+    /// Prompt tokens a prefix cache holds: its first prefill computes only the rest (a
+    /// preemption drops them with the rest of its KV).
+    pub cached: u32,
 }
 
 impl Seq {
@@ -139,6 +144,18 @@ impl Scheduler {
 
     /// Queues a request.
     pub fn submit(&mut self, id: u64, prompt_tokens: u32, planned: u32) -> Result<(), QueueFull> {
+        self.submit_cached(id, prompt_tokens, 0, planned)
+    }
+
+    /// Queues a request whose first `cached` prompt tokens a prefix cache holds: its prefill
+    /// step is charged for the other tokens only.
+    pub fn submit_cached(
+        &mut self,
+        id: u64,
+        prompt_tokens: u32,
+        cached: u32,
+        planned: u32,
+    ) -> Result<(), QueueFull> {
         if self.waiting.len() >= self.model.max_waiting {
             return Err(QueueFull);
         }
@@ -149,6 +166,7 @@ impl Scheduler {
             generated: 0,
             needs_prefill: true,
             preemptions: 0,
+            cached: cached.min(prompt_tokens),
         });
         Ok(())
     }
@@ -185,7 +203,7 @@ impl Scheduler {
         let m = &self.model;
         let prefill: Vec<&Seq> = self.running.iter().filter(|s| s.needs_prefill).collect();
         if !prefill.is_empty() {
-            let tokens: u32 = prefill.iter().map(|s| s.kv()).sum();
+            let tokens: u32 = prefill.iter().map(|s| s.kv() - s.cached).sum();
             return Some(Step {
                 duration_ms: m.prefill_base_ms + m.prefill_ms_per_token * f64::from(tokens),
                 prefill: true,
@@ -210,6 +228,7 @@ impl Scheduler {
         for seq in self.running.iter_mut().filter(|s| step.ids.contains(&s.id)) {
             let resumed = step.prefill && seq.generated > 0;
             seq.needs_prefill = false;
+            seq.cached = 0;
             if resumed {
                 continue; // re-prefill rebuilds the cache; the next decode step continues
             }
@@ -235,6 +254,7 @@ impl Scheduler {
             let mut victim = self.running.pop().expect("len > 1");
             victim.needs_prefill = true;
             victim.preemptions += 1;
+            victim.cached = 0;
             out.push(SchedEvent::Preempted { id: victim.id });
             self.waiting.push_front(victim);
         }

@@ -33,6 +33,10 @@ pub struct Truth {
     pub flavour: String,
     /// Prompt tokens.
     pub prompt_tokens: u32,
+    /// Prompt tokens the model's prefix cache served (prefill computed only the rest); absent
+    /// for models without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u32>,
     /// Planned output tokens.
     pub planned_tokens: u32,
     /// Time in the queue before its first prefill step (ms).

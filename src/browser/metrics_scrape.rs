@@ -1,0 +1,99 @@
+//! Scraping the server's `/metrics` while a run streams: one `GET` before the run (the baseline
+//! the histogram deltas start from), one a second during it, and one after. Each answer is kept
+//! raw (`ttft_core::server_metrics::Scrape`, timed from the run's start like every request);
+//! the core turns them into series and server-side percentiles. Not on the timestamp path: the
+//! reads are stamped in the stamping workers, and a scrape costs the page one small fetch.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use ttft_core::server_metrics::{Scrape, scrape_refused_advice};
+
+use super::clock::now_ms;
+use super::fetch::sleep_ms;
+
+/// Time between two scrapes during a run.
+const PERIOD_MS: f64 = 1_000.0;
+
+/// Why a scrape failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScrapeError {
+    /// Refused or unreachable: what to do.
+    #[error("{0}")]
+    Refused(String),
+    /// An error status.
+    #[error(
+        "{url} answered HTTP {status}: is this the server's metrics URL? (edit it in the endpoint panel)"
+    )]
+    Status {
+        /// The metrics URL.
+        url: String,
+        /// Its status.
+        status: u16,
+    },
+}
+
+/// One `GET` of the metrics URL: the exposition text.
+pub async fn scrape_once(url: &str) -> Result<String, ScrapeError> {
+    let refused = || ScrapeError::Refused(scrape_refused_advice(url, &super::page_origin()));
+    let resp = gloo_net::http::Request::get(url)
+        .send()
+        .await
+        .map_err(|_| refused())?;
+    if !resp.ok() {
+        return Err(ScrapeError::Status {
+            url: url.to_owned(),
+            status: resp.status(),
+        });
+    }
+    resp.text().await.map_err(|_| refused())
+}
+
+/// A run's scrapes, taken in the background until [`MetricsScraper::finish`]; times are on
+/// the page clock until then.
+pub struct MetricsScraper {
+    url: String,
+    scrapes: Rc<RefCell<Vec<Scrape>>>,
+    stop: Rc<Cell<bool>>,
+}
+
+impl MetricsScraper {
+    /// Takes the baseline scrape now; on success, keeps scraping every second in the
+    /// background.
+    pub async fn start(url: String) -> Result<Self, ScrapeError> {
+        let first = scrape_once(&url).await?;
+        let scrapes = Rc::new(RefCell::new(vec![Scrape::new(now_ms(), &first)]));
+        let stop = Rc::new(Cell::new(false));
+        let (u, s, st) = (url.clone(), scrapes.clone(), stop.clone());
+        leptos::task::spawn_local(async move {
+            loop {
+                sleep_ms(PERIOD_MS).await;
+                if st.get() {
+                    break;
+                }
+                // A missed scrape during the run leaves a gap in the series, nothing more.
+                if let Ok(text) = scrape_once(&u).await
+                    && !st.get()
+                {
+                    s.borrow_mut().push(Scrape::new(now_ms(), &text));
+                }
+            }
+        });
+        Ok(Self { url, scrapes, stop })
+    }
+
+    /// Stops the background scrapes, takes the last one (the end of the deltas) and returns
+    /// them all in time order, timed from `run_start` (page clock) like the run's requests.
+    pub async fn finish(self, run_start: f64) -> Vec<Scrape> {
+        self.stop.set(true);
+        if let Ok(text) = scrape_once(&self.url).await {
+            self.scrapes.borrow_mut().push(Scrape::new(now_ms(), &text));
+        }
+        let mut out = self.scrapes.take();
+        for s in &mut out {
+            s.at_ms -= run_start;
+        }
+        out.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+        out
+    }
+}

@@ -1,0 +1,125 @@
+//! The server's view beside the client's: what the run's `/metrics` scrapes say (server-side
+//! TTFT, ITL and E2E percentiles from the histograms' deltas beside the browser's, queue and
+//! prefill time) and the first token taken apart. It formats what `ttft_core::server_metrics`
+//! and `ttft_core::first_token` computed.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use ttft_core::first_token::{Basis, RunFirstToken};
+use ttft_core::report::{Aggregates, Report};
+use ttft_core::server_metrics::{Concept, ServerLatency, ServerSeries};
+use ttft_core::stats::Summary;
+
+use crate::format::ms;
+
+/// The server panel of a report; nothing when the run has no scrapes and no decomposition.
+#[component]
+pub fn ServerView(
+    /// The run.
+    report: Arc<Report>,
+    /// Its aggregates.
+    agg: Aggregates,
+) -> impl IntoView {
+    let series = (report.server_scrapes.len() >= 2)
+        .then(|| ServerSeries::from_scrapes(&report.server_scrapes, Some(&report.endpoint.model)));
+    let first_token = ttft_core::first_token::of_report(&report, &agg);
+    if series.is_none() && first_token.is_none() {
+        return None;
+    }
+    let client = |c: Concept| -> Option<Summary> {
+        match c {
+            Concept::Ttft => agg.ttft,
+            Concept::Itl => agg.itl,
+            Concept::E2e => agg.e2e,
+            _ => None,
+        }
+    };
+    let rows = series.as_ref().map(|s| {
+        Concept::LATENCIES
+            .iter()
+            .filter_map(|c| s.latency(*c).map(|l| (*c, l.clone(), client(*c))))
+            .collect::<Vec<_>>()
+    });
+    let heading = series.as_ref().map(|s| {
+        format!(
+            "{} · {} scrapes of {}",
+            s.server.map_or("server", |k| k.name()),
+            s.scrapes,
+            report.metrics_url.clone().unwrap_or_default()
+        )
+    });
+    let notes = series.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+    Some(view! {
+        <section class="server-view" data-testid="server-view">
+            <h3>"The server's view"</h3>
+            {heading.map(|h| view! { <p class="muted" data-testid="server-heading">{h}</p> })}
+            {notes.into_iter().map(|n| view! { <p class="warn">{n}</p> }).collect_view()}
+            {rows.filter(|r| !r.is_empty()).map(|rows| view! {
+                <table class="server-latency" data-testid="server-latency">
+                    <thead><tr>
+                        <th>""</th><th>"server P50"</th><th>"P90"</th><th>"P99"</th><th>"observations"</th>
+                        <th>"browser P50"</th><th>"P90"</th><th>"P99"</th>
+                    </tr></thead>
+                    <tbody>
+                        {rows.into_iter().map(|(c, l, mine)| latency_row(c, &l, mine)).collect_view()}
+                    </tbody>
+                </table>
+                <p class="muted">"Server percentiles come from its histograms' growth over the run, interpolated within buckets (as Prometheus' histogram_quantile does): the true value lies in the same bucket."</p>
+            })}
+            {first_token.map(|f| view! { <FirstTokenParts run=f /> })}
+        </section>
+    })
+}
+
+fn latency_row(
+    concept: Concept,
+    l: &ServerLatency,
+    mine: Option<Summary>,
+) -> impl IntoView + use<> {
+    view! {
+        <tr data-testid="server-row" data-concept=concept.label()>
+            <th>{concept.label()}</th>
+            <td data-testid="server-p50">{ms(l.p50_ms)}</td>
+            <td>{ms(l.p90_ms)}</td>
+            <td>{ms(l.p99_ms)}</td>
+            <td data-testid="server-count">{format!("{:.0}", l.count)}</td>
+            <td data-testid="client-p50">{ms(mine.map(|s| s.p50))}</td>
+            <td>{ms(mine.map(|s| s.p90))}</td>
+            <td>{ms(mine.map(|s| s.p99))}</td>
+        </tr>
+    }
+}
+
+/// The first token's parts (medians) and the dominant one.
+#[component]
+fn FirstTokenParts(
+    /// The decomposition.
+    run: RunFirstToken,
+) -> impl IntoView {
+    let basis = match run.basis {
+        Basis::PerRequest { requests, .. } => format!("per request ({requests} with server data)"),
+        Basis::Histograms => "from the server's histograms".to_owned(),
+    };
+    let total = run
+        .parts
+        .iter()
+        .map(|(_, v)| v)
+        .sum::<f64>()
+        .max(f64::EPSILON);
+    view! {
+        <div class="first-token-parts" data-testid="first-token-parts">
+            <p>{format!("Time to first token {} (median), taken apart {basis}:", ms(Some(run.client_ttft_p50_ms)))}</p>
+            <ul>
+                {run.parts.iter().map(|(part, v)| {
+                    let dominant = run.dominant == Some(*part);
+                    view! {
+                        <li class:dominant=dominant data-testid="first-token-part">
+                            {format!("{} {} ({:.0} %){}", part.label(), ms(Some(*v)), 100.0 * v / total, if dominant { " — the largest part" } else { "" })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        </div>
+    }
+}
