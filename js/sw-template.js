@@ -3,44 +3,36 @@
 // template: SHELL is the build's file list and VERSION a hash of their contents, so a new build
 // is a new worker, which waits until the page says "reload" (no silent stale app).
 //
-// What it never touches: cross-origin requests, non-GET requests, and any same-origin GET that
-// is not one of the shell files (the reference endpoint's /v1/*, ground truth, metrics...).
-// Where the browser has static routing (InstallEvent.addRoutes, Chromium 123+) the shell is
-// served by routes to its cache and the worker has no fetch handler, so it is never consulted
-// for any other request (dedicated workers' included); elsewhere a fetch handler serves the
-// shell and returns at once for everything else, without responding.
+// It has no fetch handler, so it is never consulted for any request: the shell is served by
+// static routes to its cache (InstallEvent.addRoutes, Chromium 123+), which the browser applies
+// without running the worker, and every other request (the reference endpoint's /v1/*, any
+// cross-origin, non-GET or streaming request, the stamping workers' too) goes to the network as
+// if there were no worker. A browser without static routes would need a fetch handler, which
+// every benchmark request would wait for (the worker started when idle): there the install
+// fails on purpose and the studio says it cannot keep an offline copy.
 const VERSION = "__VERSION__";
 const SHELL = __SHELL__;
 const CACHE = `ttft-studio-shell-${VERSION}`;
-const SHELL_PATHS = new Set(SHELL);
-/**
- * Whether this browser routes requests without running the worker (InstallEvent.addRoutes).
- * Then the worker has no fetch handler at all, so no request (the page's, or a stamping
- * worker's) ever waits for it; the shell comes from its cache through the static routes.
- */
 const STATIC_ROUTES = typeof InstallEvent !== "undefined" && "addRoutes" in InstallEvent.prototype;
-/** Requests that reached the fetch handler and were left alone (newest last, at most 100). */
-const passedThrough = [];
-/** Whether the static routes were accepted. */
-let staticRoutes = STATIC_ROUTES ? "pending" : "not supported";
 
 self.addEventListener("install", (event) => {
-  let routes = Promise.resolve();
-  if (STATIC_ROUTES) {
-    const baseURL = self.location.origin + "/";
-    routes = event
-      .addRoutes([
-        {
-          condition: { or: SHELL.map((pathname) => ({ urlPattern: { pathname, baseURL } })) },
-          source: { cacheName: CACHE },
-        },
-      ])
-      .then(
-        () => (staticRoutes = "active"),
-        (e) => (staticRoutes = `refused: ${e}`),
-      );
+  if (!STATIC_ROUTES) {
+    event.waitUntil(Promise.reject(new Error("no static routes: an offline copy would sit in every request's path")));
+    return;
   }
-  event.waitUntil(Promise.all([routes, caches.open(CACHE).then((cache) => cache.addAll(SHELL))]));
+  const baseURL = self.location.origin + "/";
+  const routes = event.addRoutes([
+    {
+      condition: { or: SHELL.map((pathname) => ({ urlPattern: { pathname, baseURL } })) },
+      source: { cacheName: CACHE },
+    },
+  ]);
+  // Fresh from the server, not from the HTTP cache: a stale file must not enter a new version.
+  const shell = caches
+    .open(CACHE)
+    .then((cache) => cache.addAll(SHELL.map((url) => new Request(url, { cache: "reload" }))));
+  // A refused route or a missing file fails the install: never "ready" without working.
+  event.waitUntil(Promise.all([routes, shell]));
 });
 
 self.addEventListener("activate", (event) => {
@@ -53,43 +45,16 @@ self.addEventListener("activate", (event) => {
             .filter((k) => k.startsWith("ttft-studio-shell-") && k !== CACHE)
             .map((k) => caches.delete(k)),
         ),
-      )
-      .then(() => self.clients.claim()),
+      ),
   );
+  // No clients.claim(): a page that loaded without the worker stays without it until its next
+  // load (Chromium consults a worker that claimed a page mid-life for that page's requests).
 });
 
 self.addEventListener("message", (event) => {
   const msg = event.data || {};
   if (msg.type === "skip-waiting") self.skipWaiting();
   if (msg.type === "status" && event.ports[0]) {
-    event.ports[0].postMessage({
-      version: VERSION,
-      staticRoutes,
-      fetchHandler: !STATIC_ROUTES,
-      passedThrough: passedThrough.slice(),
-    });
+    event.ports[0].postMessage({ version: VERSION, staticRoutes: STATIC_ROUTES, fetchHandler: false });
   }
 });
-
-// Browsers without static routes (Firefox, Safari today): a fetch handler that answers only the
-// shell's GETs and lets everything else go untouched (no respondWith: the browser fetches it as
-// if there were no worker, after dispatching the event).
-if (!STATIC_ROUTES) {
-  self.addEventListener("fetch", (event) => {
-    const request = event.request;
-    const url = new URL(request.url);
-    const ours =
-      request.method === "GET" && url.origin === self.location.origin && SHELL_PATHS.has(url.pathname);
-    if (!ours) {
-      passedThrough.push(`${request.method} ${request.url}`);
-      if (passedThrough.length > 100) passedThrough.shift();
-      return;
-    }
-    event.respondWith(
-      caches
-        .open(CACHE)
-        .then((cache) => cache.match(url.pathname))
-        .then((hit) => hit || fetch(request)),
-    );
-  });
-}

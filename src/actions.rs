@@ -799,9 +799,24 @@ pub fn start_run(studio: Studio) {
     });
 }
 
-/// What the browser says of its network (`navigator.onLine`); true outside a page.
+/// What the browser says of its network (`navigator.onLine`); true outside a page. Chromium
+/// says offline whenever no network interface but loopback is up.
 fn browser_online() -> bool {
     web_sys::window().is_none_or(|w| w.navigator().on_line())
+}
+
+/// Whether `base` is reachable without a network: this page's own server or a loopback host
+/// (the bundled server, a local llama.cpp), which run with Wi-Fi off too.
+fn on_this_machine(base: &str) -> bool {
+    let Ok(url) = web_sys::Url::new(base) else {
+        return false;
+    };
+    let host = url.hostname();
+    url.origin() == crate::browser::page_origin()
+        || host == "localhost"
+        || host.ends_with(".localhost")
+        || host.starts_with("127.")
+        || host == "[::1]"
 }
 
 /// Runs one scenario against one endpoint to its end (or its cancel): plans it with the core,
@@ -815,14 +830,24 @@ pub async fn run_scenario(
     sc: ttft_core::scenario::ScenarioConfig,
 ) -> Option<(RunId, bool)> {
     if !browser_online() {
+        let base = ep.effective_base();
+        if !on_this_machine(&base) {
+            notify(
+                studio,
+                format!(
+                    "You are offline: {base} cannot be reached, so no run started. Saved runs, share links and imports still work; reconnect to run."
+                ),
+            );
+            return None;
+        }
+        // A server on this machine answers without a network (the browser says offline when
+        // only loopback is up): the run goes ahead, and its requests say if it does not.
         notify(
             studio,
             format!(
-                "You are offline: {} cannot be reached, so no run started. Saved runs, share links and imports still work; reconnect to run.",
-                ep.effective_base()
+                "You are offline; {base} is on this machine, so the run goes ahead. If its requests fail, that server is not running."
             ),
         );
-        return None;
     }
     let secret_headers = match ep.secret_headers() {
         Ok(h) => h,
@@ -907,6 +932,7 @@ pub async fn run_scenario(
     if let Some(warning) = connection_limit_warning(&phases, &bases) {
         notify(studio, warning);
     }
+    let bases_in_use = bases.clone();
     let dialect = ep.dialect;
     let next_base = std::cell::Cell::new(0usize);
     let build = Rc::new(move |job: &Job| {
@@ -931,7 +957,22 @@ pub async fn run_scenario(
     };
     // The server's own view, when asked: a baseline scrape now, then one a second.
     let scraper = if ep.scrape_metrics {
-        match MetricsScraper::start(ep.effective_metrics_url()).await {
+        let url = ep.effective_metrics_url();
+        // Over HTTP/1.1 a scrape during the run could take a connection a request needs.
+        let during = !ttft_core::server_metrics::scrape_would_share_connections(
+            &url,
+            &bases_in_use,
+            max_concurrency,
+        );
+        if !during {
+            notify(
+                studio,
+                format!(
+                    "server metrics are read before and after this run only: {url} shares the run's HTTP/1.1 connections (6 per origin, all in use), so a scrape during it could delay a request"
+                ),
+            );
+        }
+        match MetricsScraper::start(url, during).await {
             Ok(s) => Some(s),
             Err(e) => {
                 notify(studio, format!("server metrics are off for this run: {e}"));

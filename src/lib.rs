@@ -57,7 +57,9 @@ pub fn App() -> impl IntoView {
         handle: StoredValue::new_local(None),
     };
     provide_context(studio);
-    provide_context(browser::service_worker::use_offline_copy());
+    provide_context(browser::service_worker::use_offline_copy(Signal::derive(
+        move || actions::is_busy(studio),
+    )));
     // Saved runs load once the page is up; a `#share=` link opens once their ids are known.
     leptos::task::spawn_local(actions::open_storage(studio));
     let _ = window_event_listener(leptos::ev::hashchange, move |_| actions::open_link(studio));

@@ -7,6 +7,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use leptos::prelude::set_timeout_with_handle;
+
 use ttft_core::server_metrics::{Scrape, scrape_refused_advice};
 
 use super::clock::now_ms;
@@ -14,6 +16,8 @@ use super::fetch::sleep_ms;
 
 /// Time between two scrapes during a run.
 const PERIOD_MS: f64 = 1_000.0;
+/// How long a scrape may take before it is dropped (a hung `/metrics` must not hold the run).
+const TIMEOUT_MS: i32 = 2_000;
 
 /// Why a scrape failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -33,20 +37,37 @@ pub enum ScrapeError {
     },
 }
 
-/// One `GET` of the metrics URL: the exposition text.
+/// One `GET` of the metrics URL: the exposition text. Aborted after [`TIMEOUT_MS`].
 pub async fn scrape_once(url: &str) -> Result<String, ScrapeError> {
     let refused = || ScrapeError::Refused(scrape_refused_advice(url, &super::page_origin()));
-    let resp = gloo_net::http::Request::get(url)
+    let abort = web_sys::AbortController::new().ok();
+    let timer = abort.as_ref().and_then(|a| {
+        let a = a.clone();
+        set_timeout_with_handle(
+            move || a.abort(),
+            std::time::Duration::from_millis(TIMEOUT_MS as u64),
+        )
+        .ok()
+    });
+    let sent = gloo_net::http::Request::get(url)
+        .abort_signal(abort.as_ref().map(|a| a.signal()).as_ref())
         .send()
-        .await
-        .map_err(|_| refused())?;
-    if !resp.ok() {
-        return Err(ScrapeError::Status {
-            url: url.to_owned(),
-            status: resp.status(),
-        });
+        .await;
+    let read = async {
+        let resp = sent.map_err(|_| refused())?;
+        if !resp.ok() {
+            return Err(ScrapeError::Status {
+                url: url.to_owned(),
+                status: resp.status(),
+            });
+        }
+        resp.text().await.map_err(|_| refused())
     }
-    resp.text().await.map_err(|_| refused())
+    .await;
+    if let Some(t) = timer {
+        t.clear();
+    }
+    read
 }
 
 /// A run's scrapes, taken in the background until [`MetricsScraper::finish`]; times are on
@@ -58,15 +79,15 @@ pub struct MetricsScraper {
 }
 
 impl MetricsScraper {
-    /// Takes the baseline scrape now; on success, keeps scraping every second in the
-    /// background.
-    pub async fn start(url: String) -> Result<Self, ScrapeError> {
+    /// Takes the baseline scrape now; on success, and when `during` (the scrapes take no
+    /// connection the run needs), keeps scraping every second in the background.
+    pub async fn start(url: String, during: bool) -> Result<Self, ScrapeError> {
         let first = scrape_once(&url).await?;
         let scrapes = Rc::new(RefCell::new(vec![Scrape::new(now_ms(), &first)]));
-        let stop = Rc::new(Cell::new(false));
+        let stop = Rc::new(Cell::new(!during));
         let (u, s, st) = (url.clone(), scrapes.clone(), stop.clone());
         leptos::task::spawn_local(async move {
-            loop {
+            while !st.get() {
                 sleep_ms(PERIOD_MS).await;
                 if st.get() {
                     break;

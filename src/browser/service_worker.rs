@@ -51,6 +51,7 @@ pub struct UseOfflineCopy {
     /// What `navigator.onLine` says (updated on the `online`/`offline` events).
     pub online: ReadSignal<bool>,
     set_status: WriteSignal<OfflineCopy>,
+    busy: Signal<bool>,
 }
 
 impl UseOfflineCopy {
@@ -88,7 +89,7 @@ impl UseOfflineCopy {
         }
         let set_status = self.set_status;
         if enabled {
-            leptos::task::spawn_local(register(set_status));
+            leptos::task::spawn_local(register(set_status, self.busy));
         } else {
             leptos::task::spawn_local(async move {
                 unregister_all().await;
@@ -105,8 +106,9 @@ thread_local! {
 }
 
 /// Starts the offline copy (unless the user turned it off) and follows it. Call once, in the
-/// app's root; share the result through context.
-pub fn use_offline_copy() -> UseOfflineCopy {
+/// app's root; share the result through context. `busy`: a run is on, so the hourly check for
+/// a new build (and the download of one) waits.
+pub fn use_offline_copy(busy: Signal<bool>) -> UseOfflineCopy {
     let (status, set_status) = signal(OfflineCopy::Starting);
     let navigator = web_sys::window().map(|w| w.navigator());
     let (online, set_online) = signal(navigator.as_ref().is_none_or(|n| n.on_line()));
@@ -121,12 +123,13 @@ pub fn use_offline_copy() -> UseOfflineCopy {
         // A worker from before the user turned it off must not keep serving the page.
         leptos::task::spawn_local(unregister_all());
     } else {
-        leptos::task::spawn_local(register(set_status));
+        leptos::task::spawn_local(register(set_status, busy));
     }
     UseOfflineCopy {
         status,
         online,
         set_status,
+        busy,
     }
 }
 
@@ -154,11 +157,13 @@ fn reload() {
 }
 
 /// Registers the worker and follows its life: installing → ready, and a newer build waiting.
-async fn register(set_status: WriteSignal<OfflineCopy>) {
+async fn register(set_status: WriteSignal<OfflineCopy>, busy: Signal<bool>) {
     let Some(container) = container() else {
         set_status.try_set(OfflineCopy::Unsupported);
         return;
     };
+    // A page that was served by a worker when it loaded runs that worker's build.
+    let controlled_at_load = container.controller().is_some();
     let registered = match JsFuture::from(container.register(WORKER_URL)).await {
         Ok(r) => r.unchecked_into::<ServiceWorkerRegistration>(),
         Err(e) => {
@@ -170,12 +175,16 @@ async fn register(set_status: WriteSignal<OfflineCopy>) {
             return;
         }
     };
-    let refresh = follow(&container, &registered, set_status);
+    let refresh = follow(&registered, set_status);
     let on_controller_change = {
         let refresh = refresh.clone();
         Closure::<dyn Fn()>::new(move || {
             if RELOAD_ON_CONTROLLER_CHANGE.with(|r| r.replace(false)) {
                 reload();
+            } else if controlled_at_load {
+                // Another tab took a new build: this page still runs the old one, and its
+                // files are gone from the cache. Say so; Reload brings the new one.
+                set_status.try_set(OfflineCopy::UpdateWaiting);
             } else {
                 refresh();
             }
@@ -183,10 +192,14 @@ async fn register(set_status: WriteSignal<OfflineCopy>) {
     };
     container.set_oncontrollerchange(Some(on_controller_change.as_ref().unchecked_ref()));
     on_controller_change.forget();
-    // A tab left open learns of a new build too (the browser also checks on each navigation).
+    // A tab left open learns of a new build too (the browser also checks on each navigation),
+    // but not while a run streams: the check and a new build's download would share its origin.
     let periodic = registered.clone();
     let _ = set_interval_with_handle(
         move || {
+            if busy.get_untracked() {
+                return;
+            }
             if let Ok(p) = periodic.update() {
                 // Offline, the check fails: nothing to do until the next one.
                 leptos::task::spawn_local(async move {
@@ -202,47 +215,53 @@ async fn register(set_status: WriteSignal<OfflineCopy>) {
     refresh();
 }
 
-/// Sets the state from the registration now, and again whenever a new worker appears;
-/// returns the function that reads it again.
+/// What an install that failed means for the user.
+const INSTALL_FAILED: &str = "this browser cannot keep one without putting it in the path of every request (it lacks static service-worker routes: use a Chromium-based browser to install the studio), or a file of the app could not be fetched";
+
+/// Sets the state from the registration now, and again whenever a new worker appears or one
+/// fails to install; returns the function that reads it again.
 fn follow(
-    container: &ServiceWorkerContainer,
     registered: &ServiceWorkerRegistration,
     set_status: WriteSignal<OfflineCopy>,
 ) -> Rc<dyn Fn()> {
     let current = {
-        let container = container.clone();
         let registered = registered.clone();
         Rc::new(move || {
-            let status = if registered.waiting().is_some() && container.controller().is_some() {
-                OfflineCopy::UpdateWaiting
-            } else if registered.active().is_some() && container.controller().is_some() {
-                OfflineCopy::Ready
-            } else {
-                OfflineCopy::Installing
+            let status = match (registered.active(), registered.waiting()) {
+                (Some(_), Some(_)) => OfflineCopy::UpdateWaiting,
+                (Some(_), None) => OfflineCopy::Ready,
+                (None, _) => OfflineCopy::Installing,
             };
             set_status.try_set(status);
         })
     };
+    let watch = {
+        let current = current.clone();
+        move |worker: ServiceWorker| {
+            let current = current.clone();
+            let watched = worker.clone();
+            let on_state = Closure::<dyn Fn()>::new(move || match watched.state() {
+                ServiceWorkerState::Redundant => {
+                    set_status.try_set(OfflineCopy::Failed(INSTALL_FAILED.into()));
+                }
+                ServiceWorkerState::Installed | ServiceWorkerState::Activated => current(),
+                _ => {}
+            });
+            worker.set_onstatechange(Some(on_state.as_ref().unchecked_ref()));
+            on_state.forget();
+        }
+    };
     current();
+    // The first install may already be under way when the registration resolves.
+    if let Some(installing) = registered.installing() {
+        watch(installing);
+    }
     let on_update_found = {
         let registered = registered.clone();
-        let current = current.clone();
         Closure::<dyn Fn()>::new(move || {
-            let Some(installing): Option<ServiceWorker> = registered.installing() else {
-                return;
-            };
-            let current = current.clone();
-            let watched = installing.clone();
-            let on_state = Closure::<dyn Fn()>::new(move || {
-                if matches!(
-                    watched.state(),
-                    ServiceWorkerState::Installed | ServiceWorkerState::Activated
-                ) {
-                    current();
-                }
-            });
-            installing.set_onstatechange(Some(on_state.as_ref().unchecked_ref()));
-            on_state.forget();
+            if let Some(installing) = registered.installing() {
+                watch(installing);
+            }
         })
     };
     registered.set_onupdatefound(Some(on_update_found.as_ref().unchecked_ref()));

@@ -5,17 +5,22 @@
 use leptos::prelude::*;
 
 use crate::browser::service_worker::{OfflineCopy, UseOfflineCopy};
+use crate::state::use_studio;
 
-/// "A new version of the studio is available — reload", while a newer build waits.
+/// "A new version of the studio is available — reload", while a newer build waits. Reload
+/// waits for a running benchmark to end (it would lose the run).
 #[component]
 pub fn UpdateBanner() -> impl IntoView {
     let offline = expect_context::<UseOfflineCopy>();
+    let studio = use_studio();
+    let running = move || crate::actions::is_running(studio);
     move || {
         (offline.status.get() == OfflineCopy::UpdateWaiting).then(|| {
             view! {
                 <div class="banner update" role="status" data-testid="update-available">
                     "A new version of the studio is available. "
-                    <button class="primary" data-testid="update-reload"
+                    <button class="primary" data-testid="update-reload" disabled=running
+                        title=move || if running() { "after the run: reloading now would lose it" } else { "" }
                         on:click=move |_| offline.reload_into_update()>"Reload"</button>
                     " (saved runs are kept)"
                 </div>

@@ -408,6 +408,35 @@ pub fn metrics_url(base_url: &str) -> String {
     format!("{}/metrics", base.trim_end_matches('/'))
 }
 
+/// The origin of a URL (`scheme://host:port`, lower-cased), for comparing where requests go.
+fn origin_of(url: &str) -> String {
+    let url = url.trim();
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let end = url[after_scheme..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after_scheme + i);
+    url[..end].to_ascii_lowercase()
+}
+
+/// Whether scraping `metrics_url` during a run would take one of the browser's HTTP/1.1
+/// connections to an origin the run already fills: the metrics URL shares a plain-`http://`
+/// origin with one of `bases`, and the run's `max_concurrency` spread over the bases gives
+/// that origin all [`crate::scenario::HTTP1_CONNECTIONS_PER_ORIGIN`] connections. Then a
+/// benchmark request could wait behind a scrape, so the studio scrapes only before and after.
+pub fn scrape_would_share_connections(
+    metrics_url: &str,
+    bases: &[String],
+    max_concurrency: usize,
+) -> bool {
+    let metrics = origin_of(metrics_url);
+    if !metrics.starts_with("http://") || bases.is_empty() {
+        return false;
+    }
+    let per_origin = max_concurrency.div_ceil(bases.len());
+    per_origin >= crate::scenario::HTTP1_CONNECTIONS_PER_ORIGIN
+        && bases.iter().any(|b| origin_of(b) == metrics)
+}
+
 /// What to do when the browser is refused the metrics URL (CORS, or it is not served), in
 /// one paragraph naming each server's switch.
 pub fn scrape_refused_advice(metrics_url: &str, page_origin: &str) -> String {

@@ -709,3 +709,31 @@ fn refused_scrape_advice_names_url_origin_and_switches() {
         assert!(a.contains(needle), "{needle}: {a}");
     }
 }
+
+/// A scrape shares the browser's HTTP/1.1 connections with the run only on the same plain-http
+/// origin, once the run fills that origin's six connections.
+#[test]
+fn a_scrape_waits_for_the_run_only_when_it_would_take_a_busy_connection() {
+    use ttft_core::server_metrics::scrape_would_share_connections as shares;
+    let one = vec!["http://127.0.0.1:8080".to_owned()];
+    assert!(!shares("http://127.0.0.1:8080/metrics", &one, 5));
+    assert!(shares("http://127.0.0.1:8080/metrics", &one, 6));
+    assert!(shares(
+        "HTTP://127.0.0.1:8080/metrics",
+        &["http://127.0.0.1:8080/v1".to_owned()],
+        8
+    ));
+    // Another origin, or HTTPS (HTTP/2 multiplexes), leaves the run's connections alone.
+    assert!(!shares("http://127.0.0.1:9090/metrics", &one, 64));
+    assert!(!shares(
+        "https://gpu:8000/metrics",
+        &["https://gpu:8000".to_owned()],
+        64
+    ));
+    // Twelve shards at 64 streams: 6 per origin, so the one the metrics URL shares is full.
+    let shards: Vec<String> = (0..12)
+        .map(|i| format!("http://127.0.0.1:{}", 8080 + i))
+        .collect();
+    assert!(shares("http://127.0.0.1:8080/metrics", &shards, 64));
+    assert!(!shares("http://127.0.0.1:8080/metrics", &shards, 48));
+}

@@ -41,6 +41,13 @@ async fn smoke(engine: Engine, named: &str) -> Result<()> {
         clock.contains("cross-origin isolated"),
         "{name}: not isolated: {clock}"
     );
+    // No static service-worker routes here: the studio keeps no offline copy (a fetch handler
+    // would sit in front of every benchmark request) and says so.
+    let copy = wait_text(c, "offline-copy", 30, |t| !t.ends_with("…")).await?;
+    ensure!(
+        copy.contains("cannot keep one") || copy.contains("not available here"),
+        "{name}: {copy}"
+    );
     let resolution_us: f64 = clock
         .strip_prefix("clock resolution ")
         .and_then(|t| t.split(" µs").next())
