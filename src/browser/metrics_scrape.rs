@@ -37,7 +37,7 @@ pub enum ScrapeError {
     },
 }
 
-/// One `GET` of the metrics URL: the exposition text. Aborted after [`TIMEOUT_MS`].
+/// One `GET` of the metrics URL: the exposition text. Aborted after 2 s (`TIMEOUT_MS`).
 pub async fn scrape_once(url: &str) -> Result<String, ScrapeError> {
     let refused = || ScrapeError::Refused(scrape_refused_advice(url, &super::page_origin()));
     let abort = web_sys::AbortController::new().ok();
