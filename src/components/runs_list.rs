@@ -200,6 +200,14 @@ pub fn RunsList() -> impl IntoView {
                 .to_string()
         })
     };
+    // Files or a folder, from either input: read, then the input cleared for the next choice.
+    let import_chosen = move |ev: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(files) = input.files() {
+            actions::import_files(studio, files)
+        }
+        input.set_value("");
+    };
     view! {
         <fieldset class="panel runs" data-testid="runs-list"
             data-loaded=move || loading().is_none().to_string()
@@ -208,19 +216,11 @@ pub fn RunsList() -> impl IntoView {
             <legend>"Runs"</legend>
             <label class="import">"Import results (studio JSON; timeline JSONL, e.g. every Locust worker's file selected together, merged into one run; vllm bench serve --save-detailed; GuideLLM; AIPerf profile_export.jsonl with profile_export_aiperf.json; SGLang bench_serving --output-details)"
                 <input type="file" accept=".json,.jsonl,application/json" multiple data-testid="import-file"
-                    on:change=move |ev| {
-                        let input: web_sys::HtmlInputElement = event_target(&ev);
-                        if let Some(files) = input.files() { actions::import_files(studio, files) }
-                        input.set_value("");
-                    } />
+                    on:change=import_chosen />
             </label>
             <label class="import">"…or a result folder (a genai-bench experiment, an AIPerf artifact folder)"
                 <input type="file" prop:webkitdirectory=true multiple data-testid="import-folder"
-                    on:change=move |ev| {
-                        let input: web_sys::HtmlInputElement = event_target(&ev);
-                        if let Some(files) = input.files() { actions::import_files(studio, files) }
-                        input.set_value("");
-                    } />
+                    on:change=import_chosen />
             </label>
             <QuotaPanel />
             {move || loading().map(|(done, total)| view! {

@@ -102,6 +102,21 @@ async fn went_through_the_worker(c: &Client) -> Result<bool> {
     v.as_bool().context("workerStart")
 }
 
+/// The worker serves the shell through static routes, has no fetch handler, and a request to
+/// the reference endpoint is not routed through it.
+async fn assert_out_of_the_path(c: &Client) -> Result<()> {
+    let status = worker_status(c).await?;
+    ensure!(
+        status["staticRoutes"] == true && status["fetchHandler"] == false,
+        "{status}"
+    );
+    ensure!(
+        !went_through_the_worker(c).await?,
+        "a request to the reference endpoint went through the service worker"
+    );
+    Ok(())
+}
+
 /// Waits until the offline copy's line contains `word`.
 async fn offline_copy(c: &Client, word: &str) -> Result<String> {
     wait_text(c, "offline-copy", 30, |t| t.contains(word)).await
@@ -226,15 +241,7 @@ async fn installable_and_opens_offline() -> Result<()> {
 
     // The worker controls the page, serves the shell through static routes with no fetch
     // handler (so no request ever waits for it), and precached exactly this build.
-    let status = worker_status(c).await?;
-    ensure!(
-        status["staticRoutes"] == true && status["fetchHandler"] == false,
-        "{status}"
-    );
-    ensure!(
-        !went_through_the_worker(c).await?,
-        "a request to the reference endpoint went through the service worker"
-    );
+    assert_out_of_the_path(c).await?;
     let cached = c
         .execute_async(
             "const done = arguments[arguments.length - 1];
@@ -352,15 +359,7 @@ async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
             result.sentence()
         );
         if with_worker {
-            let status = worker_status(c).await?;
-            ensure!(
-                status["staticRoutes"] == true && status["fetchHandler"] == false,
-                "{status}"
-            );
-            ensure!(
-                !went_through_the_worker(c).await?,
-                "a request to the reference endpoint went through the service worker"
-            );
+            assert_out_of_the_path(c).await?;
         }
         results.push(result);
     }

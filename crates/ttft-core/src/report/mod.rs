@@ -616,14 +616,7 @@ impl Report {
                 .filter(|r| r.outcome.is_ok())
                 .map(|r| &r.metrics)
                 .collect();
-            let start = members
-                .iter()
-                .map(|r| r.start_ms)
-                .fold(f64::INFINITY, f64::min);
-            let end = members
-                .iter()
-                .filter_map(|r| r.metrics.e2e_ms.map(|e| e + r.start_ms))
-                .fold(f64::NEG_INFINITY, f64::max);
+            let (start, end) = wall_span(members.iter().map(|r| **r));
             let tokens: u64 = okm.iter().map(|m| m.output_tokens).sum();
             groups.push(GroupStats {
                 group: g.to_owned(),
@@ -720,4 +713,17 @@ impl Report {
             },
         }
     }
+}
+
+/// From the first send to the last end (ms from the run's start) over `requests`: `(start,
+/// end)`, with `end < start` when none has ended.
+pub fn wall_span<'a>(requests: impl Iterator<Item = &'a RequestRecord> + Clone) -> (f64, f64) {
+    let start = requests
+        .clone()
+        .map(|r| r.start_ms)
+        .fold(f64::INFINITY, f64::min);
+    let end = requests
+        .filter_map(|r| r.metrics.e2e_ms.map(|e| r.start_ms + e))
+        .fold(f64::NEG_INFINITY, f64::max);
+    (start, end)
 }
