@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail, ensure};
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
-use ttft_core::calibration::calibrate;
+use ttft_core::calibration::{CalibrationResult, calibrate};
 use ttft_e2e::*;
 
 /// A Chrome DevTools Protocol command sent through chromedriver (`goog/cdp/execute`).
@@ -331,41 +331,76 @@ async fn installable_and_opens_offline() -> Result<()> {
 
 /// The same calibration (sim-bench, 4 streams) with and without the offline copy: the worker
 /// never sees a request of either, and the error against ground truth stays where it was.
+///
+/// A P99 over 8 requests is their slowest one, and on 2 shared cores one request in a run can
+/// land 5 ms late for reasons of its own. So a pair of runs that differs is measured again, up
+/// to three pairs: noise passes in one of them, a worker sitting in the timing path (which adds
+/// its delay to every request) fails all three. The worker's absence from every request is
+/// checked directly, each time, through Resource Timing's `workerStart`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
+    const PAIRS: usize = 3;
     let session = open_studio().await?;
     let c = &session.client;
     offline_copy(c, "ready").await?;
-    let mut results = Vec::new();
-    for with_worker in [false, true] {
-        click(c, "offline-copy-toggle").await?;
-        offline_copy(c, if with_worker { "ready" } else { "off" }).await?;
-        c.refresh().await?;
-        offline_copy(c, if with_worker { "ready" } else { "off" }).await?;
-        let controlled = c
-            .execute("return !!navigator.serviceWorker.controller;", vec![])
-            .await?;
-        ensure!(controlled == json!(with_worker), "controlled: {controlled}");
-        set_field(c, "concurrency", "4").await?;
-        click(c, "calibrate").await?;
-        wait_text(c, "calibration", 90, |t| t.contains("timing error")).await?;
-        let run = saved_runs(c).await?.remove(0);
-        let result = calibrate(&run, &ground_truths(session.studio.port, &run).await?, 4);
-        ensure!(result.mismatched == 0 && result.failed == 0, "{result:?}");
-        println!(
-            "{} the service worker: {}",
-            if with_worker { "with" } else { "without" },
-            result.sentence()
-        );
-        if with_worker {
-            assert_out_of_the_path(c).await?;
+    let mut worker_on = true;
+    let mut differences = Vec::new();
+    for pair in 1..=PAIRS {
+        let mut results = Vec::new();
+        for with_worker in [false, true] {
+            if worker_on != with_worker {
+                click(c, "offline-copy-toggle").await?;
+                worker_on = with_worker;
+            }
+            let status = if with_worker { "ready" } else { "off" };
+            offline_copy(c, status).await?;
+            c.refresh().await?;
+            offline_copy(c, status).await?;
+            let controlled = c
+                .execute("return !!navigator.serviceWorker.controller;", vec![])
+                .await?;
+            ensure!(controlled == json!(with_worker), "controlled: {controlled}");
+            set_field(c, "concurrency", "4").await?;
+            click(c, "calibrate").await?;
+            wait_text(c, "calibration", 90, |t| t.contains("timing error")).await?;
+            let run = saved_runs(c).await?.remove(0);
+            let result = calibrate(&run, &ground_truths(session.studio.port, &run).await?, 4);
+            ensure!(result.mismatched == 0 && result.failed == 0, "{result:?}");
+            println!(
+                "pair {pair}, {} the service worker: {}",
+                if with_worker { "with" } else { "without" },
+                result.sentence()
+            );
+            if with_worker {
+                assert_out_of_the_path(c).await?;
+            }
+            results.push(result);
         }
-        results.push(result);
+        match worse_with_the_worker(&results[0], &results[1])? {
+            None => {
+                c.clone().close().await?;
+                return Ok(());
+            }
+            Some(difference) => {
+                println!("pair {pair}: {difference}");
+                differences.push(difference);
+            }
+        }
     }
-    let (without, with) = (&results[0], &results[1]);
-    // Unchanged within this machine's run-to-run spread (two runs of 8 requests at 4 streams
-    // on 2 shared cores): the P99s within 3 ms, the medians within 1 ms.
+    bail!(
+        "the error rose with the service worker in all {PAIRS} pairs: {}",
+        differences.join("; ")
+    )
+}
+
+/// Where the run with the offline copy measured worse than the one without, beyond this
+/// machine's run-to-run spread (two runs of 8 requests at 4 streams on 2 shared cores: the
+/// P99s within 3 ms, the medians within 1 ms); `None` when it did not.
+fn worse_with_the_worker(
+    without: &CalibrationResult,
+    with: &CalibrationResult,
+) -> Result<Option<String>> {
     for (name, a, b, slack) in [
         (
             "TTFT P50",
@@ -393,13 +428,13 @@ async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
         ),
     ] {
         let (a, b) = (a.context(name)?, b.context(name)?);
-        ensure!(
-            b <= a + slack,
-            "{name} |error| {b:.2} ms with the service worker vs {a:.2} ms without"
-        );
+        if b > a + slack {
+            return Ok(Some(format!(
+                "{name} |error| {b:.2} ms with the service worker vs {a:.2} ms without"
+            )));
+        }
     }
-    c.clone().close().await?;
-    Ok(())
+    Ok(None)
 }
 
 /// A new build (another sw.js) installs beside the old one and waits: the page says a new
