@@ -251,19 +251,22 @@ fn share_links_markdown(r: &Value) -> String {
         return s;
     }
     s.push_str(&format!(
-        "Format r2 (the measurements, recomputed on opening). The 100-request run is a real studio run on the reference endpoint (`sim-bench`, 100 tokens per request, 8 streams; ITL P50 {} ms); the 1,000 and 10,000-request reports are resampled from it (each request takes a real request's text and token count, a TTFT drawn from the run's and every gap drawn from that request's own gaps, recorded through the real measurement path), so the jitter is real and nothing repeats for the compressor to find. Default options: times at 0.1 ms, replay of 5 requests, links at most 64,000 characters. Each link is decoded natively (TTFT P50 within half a step of the original's, ITL P50, a gap, within a step) and opened in a fresh page.\n\n",
+        "Format r3 (the measurements, recomputed on opening; per-gap timings range-coded, the rest under DEFLATE). The 100-request run is a real studio run on the reference endpoint (`sim-bench`, 100 tokens per request, 8 streams; ITL P50 {} ms); the 1,000 and 10,000-request reports are resampled from it (each request takes a real request's text and token count, a TTFT drawn from the run's and every gap drawn from that request's own gaps, recorded through the real measurement path), so the jitter is real and nothing repeats for the compressor to find. Default options: times at 0.1 ms, replay of 5 requests, links at most 64,000 characters. Each link is decoded natively (TTFT P50 within half a step of the original's, ITL P50, a gap, within a step) and opened in a fresh page.\n\n",
         f(&l["source"]["itl_p50_ms"], 1)
     ));
-    s.push_str("| Requests | Link | Whole link (no limit) | Gap entropy bound | r1 link | Report JSON | Kept | Encode | Opens, TTFT P50 shown (original) |\n|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str("| Requests | Link | Whole link (no limit) | Whole r2 link (all DEFLATE) | Gap entropy bound | r1 link | Report JSON | Kept | Encode | Opens, TTFT P50 shown (original) |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for n in ["100", "1000", "10000"] {
         let x = &l[n];
         if x.is_null() {
             continue;
         }
         s.push_str(&format!(
-            "| {n} | {} chars | {} chars | {} chars | {} chars | {} chars | {} requests, gaps of {}, {} replays, {} ms steps | {} ms | {} in {} ms ({} ms) |\n",
+            "| {n} | {} chars | {} chars | {} | {} chars | {} chars | {} chars | {} requests, gaps of {}, {} replays, {} ms steps | {} ms | {} in {} ms ({} ms) |\n",
             x["link_chars"],
             x["whole_link_chars"],
+            x["whole_r2_link_chars"]
+                .as_u64()
+                .map_or("—".to_owned(), |c| format!("{c} chars")),
             x["gap_entropy_chars"],
             x["r1_link_chars"],
             x["report_json_chars"],
@@ -277,7 +280,7 @@ fn share_links_markdown(r: &Value) -> String {
             f(&x["ttft_p50_ms"], 1),
         ));
     }
-    s.push_str("\nThe gap entropy bound is what the 0.1 ms gap steps alone need in base64 characters whatever the codec (their empirical entropy); it is the floor under the whole link's length at that precision. Where a link keeps less than the whole run it says so in the opened report, and carries the whole run's statistics so the headline stays exact.\n");
+    s.push_str("\nThe gap entropy bound is what the 0.1 ms gap steps alone need in base64 characters when each is coded on its own (their empirical order-0 entropy); r3's coder conditions each gap on the one before it and gets a little below it, but no codec gets far below: the jitter is real. Where a link keeps less than the whole run it says so in the opened report, and carries the whole run's statistics so the headline stays exact.\n");
     s
 }
 

@@ -242,8 +242,8 @@ async fn chart_render(
     }))
 }
 
-/// Characters the 0.1 ms gap steps of `report` need at least, whatever the codec: their
-/// empirical entropy (bits per gap × gaps) in base64 characters.
+/// Characters the 0.1 ms gap steps of `report` need at least when each is coded on its own:
+/// their empirical order-0 entropy (bits per gap × gaps) in base64 characters.
 fn gap_entropy_chars(report: &Report) -> f64 {
     let mut counts = std::collections::HashMap::new();
     let mut total = 0usize;
@@ -267,9 +267,13 @@ fn gap_entropy_chars(report: &Report) -> f64 {
 /// the studio), and 1,000 and 10,000 requests resampled from it; each link is decoded natively
 /// (headline within its precision), then opened in a fresh page of the browser.
 async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
-    use ttft_core::share::{ShareOptions, compact_for_share, decode, encode, encode_r1};
+    use ttft_core::share::{ShareOptions, compact_for_share, decode, encode, encode_r1, encode_r2};
     eprintln!("share links: a 100-request run…");
     let real = ui_run(c, studio, &Setup::plain(""), "sim-bench", 100, 8, 100).await?;
+    // The run behind every link figure, kept for working on the codec.
+    if let Some(path) = std::env::var_os("TTFT_BENCH_LINK_RUN") {
+        std::fs::write(&path, real.to_json_pretty())?;
+    }
     let mut out = serde_json::Map::new();
     for n in [100usize, 1000, 10_000] {
         let report = if n == 100 {
@@ -281,6 +285,13 @@ async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
         let link = encode(&report, &ShareOptions::default());
         let encode_ms = started.elapsed().as_secs_f64() * 1e3;
         let whole = encode(
+            &report,
+            &ShareOptions {
+                max_chars: None,
+                ..ShareOptions::default()
+            },
+        );
+        let whole_r2 = encode_r2(
             &report,
             &ShareOptions {
                 max_chars: None,
@@ -319,6 +330,7 @@ async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
             json!({
                 "link_chars": link.text.len(),
                 "whole_link_chars": whole.text.len(),
+                "whole_r2_link_chars": whole_r2.text.len(),
                 "gap_entropy_chars": gap_entropy_chars(&report).round(),
                 "r1_link_chars": r1.len(),
                 "report_json_chars": serde_json::to_string(&report)?.len(),
@@ -431,6 +443,42 @@ async fn main() -> Result<()> {
     let driver = start_driver().await?;
     let work = std::env::temp_dir().join(format!("ttft-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
+    if std::env::args().nth(2).as_deref() == Some("--profile-charts") {
+        // A DevTools CPU profile of opening an N-request report and drawing its charts (for
+        // working on chart times; serve a dist built with names kept through TTFT_DIST).
+        let n: usize = std::env::args()
+            .nth(3)
+            .and_then(|n| n.parse().ok())
+            .context("--profile-charts N OUT.cpuprofile")?;
+        let out = PathBuf::from(std::env::args().nth(4).context("OUT.cpuprofile")?);
+        let c = browser(&driver).await?;
+        let report = synthetic_report(n, 100, 7);
+        let path = work.join(format!("synthetic-{n}.json"));
+        std::fs::write(&path, serde_json::to_string(&report)?)?;
+        for profile in [false, true] {
+            fresh_page(&c, &studio, "").await?;
+            if profile {
+                cdp(&c, "Profiler.enable", json!({})).await?;
+                cdp(
+                    &c,
+                    "Profiler.setSamplingInterval",
+                    json!({ "interval": 200 }),
+                )
+                .await?;
+                cdp(&c, "Profiler.start", json!({})).await?;
+            }
+            let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+            input.send_keys(path.to_str().context("path")?).await?;
+            let (ids, ms) = drawn_charts(&c, "report-charts", 120).await?;
+            eprintln!("{} charts drawn in {ms:.0} ms", ids.len());
+            if profile {
+                let p = cdp(&c, "Profiler.stop", json!({})).await?;
+                std::fs::write(&out, serde_json::to_string(&p["profile"])?)?;
+            }
+        }
+        let _ = std::fs::remove_dir_all(&work);
+        return Ok(());
+    }
     if std::env::args().nth(2).as_deref() == Some("--large-only") {
         // Re-measures the large-run parts only (bundle, load, charts, links, storage) into the
         // last results.json, keeping its fidelity and capacity figures.

@@ -1,13 +1,17 @@
 //! Share codec: a report as a compact, URL-safe string (no server-side storage).
 //!
-//! **r2** (what [`encode`] writes): `r2.` + base64url (no padding) of the raw-DEFLATE-compressed
-//! binary, columnar encoding of the run's measurements (`share/r2.rs`); opening the link recomputes
-//! every figure with the core, from times rounded to a stated precision (0.1 ms by default).
-//! To stay under a length that chat tools and trackers accept ([`ShareOptions::max_chars`],
-//! 64,000 characters by default) a link first keeps fewer replays, then coarser times (up to
-//! 1 ms), then the per-gap timings of only every k-th request — and then carries the full
-//! run's statistics so the headline stays exact; the opened report says what was left out
-//! ([`crate::report::SharedFrom`]).
+//! **r3** (what [`encode`] writes): `r3.` + base64url (no padding) of the binary, columnar
+//! encoding of the run's measurements (`share/r2.rs`), its per-gap timings range-coded with
+//! adaptive models (`share/entropy.rs`) and everything else under raw DEFLATE; opening the
+//! link recomputes every figure with the core, from times rounded to a stated precision
+//! (0.1 ms by default). To stay under a length that chat tools and trackers accept
+//! ([`ShareOptions::max_chars`], 64,000 characters by default) a link first keeps fewer
+//! replays, then coarser times (up to 1 ms), then the per-gap timings of only every k-th
+//! request — and then carries the full run's statistics so the headline stays exact; the
+//! opened report says what was left out ([`crate::report::SharedFrom`]).
+//!
+//! **r2** (links made before r3, still opened; [`encode_r2`]): `r2.` + base64url of the same
+//! binary encoding, all of it under raw DEFLATE.
 //!
 //! **r1** (links made before r2, still opened): `r1.` + base64url of the raw-DEFLATE JSON of
 //! the report, made by [`encode_r1`] from a [`compact_for_share`] copy.
@@ -16,6 +20,7 @@
 //! that hold it) and every failure is a [`ShareError`] that says what to do.
 
 mod bytes;
+mod entropy;
 mod r2;
 
 use base64::Engine;
@@ -25,7 +30,9 @@ use thiserror::Error;
 use crate::report::{Report, ReportFileError};
 
 /// The prefix of links in the current format.
-pub const PREFIX: &str = "r2.";
+pub const PREFIX: &str = "r3.";
+/// The prefix of links in the second format.
+pub const PREFIX_R2: &str = "r2.";
 /// The prefix of links in the first format.
 pub const PREFIX_R1: &str = "r1.";
 /// Largest decompressed report accepted.
@@ -39,7 +46,7 @@ pub enum ShareError {
     Empty,
     /// Not this format.
     #[error(
-        "this is not a ttft-studio report link (it should start with \"{PREFIX}\" or \"{PREFIX_R1}\")"
+        "this is not a ttft-studio report link (it should start with \"{PREFIX}\", \"{PREFIX_R2}\" or \"{PREFIX_R1}\")"
     )]
     BadPrefix,
     /// Not base64url.
@@ -83,7 +90,7 @@ impl Default for ShareOptions {
 /// A link's text and what it kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SharedLink {
-    /// `r2.…`, the part after `#share=`.
+    /// `r3.…`, the part after `#share=`.
     pub text: String,
     /// Step the times were rounded to (ms).
     pub precision_ms: f64,
@@ -97,9 +104,26 @@ pub struct SharedLink {
     pub left_out: Vec<String>,
 }
 
-/// Encodes a report as an r2 link, keeping less (see the module doc) until it fits
+/// Encodes a report as an r3 link, keeping less (see the module doc) until it fits
 /// `options.max_chars`.
 pub fn encode(report: &Report, options: &ShareOptions) -> SharedLink {
+    encode_as(report, options, Format::R3)
+}
+
+/// Encodes a report as a link of the second format (the same measurements, all DEFLATE); kept
+/// so that links of that format can still be made and tested.
+pub fn encode_r2(report: &Report, options: &ShareOptions) -> SharedLink {
+    encode_as(report, options, Format::R2)
+}
+
+/// The link formats [`encode_as`] can write.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Format {
+    R2,
+    R3,
+}
+
+fn encode_as(report: &Report, options: &ShareOptions, format: Format) -> SharedLink {
     let n = report.requests.len();
     let with_replay = report
         .requests
@@ -141,7 +165,7 @@ pub fn encode(report: &Report, options: &ShareOptions) -> SharedLink {
             gap_stride,
             request_stride,
         };
-        let link = encode_with(report, layout, with_replay);
+        let link = encode_with(report, layout, with_replay, format);
         let fits = options.max_chars.is_none_or(|max| link.text.len() <= max);
         if fits {
             return link;
@@ -151,7 +175,12 @@ pub fn encode(report: &Report, options: &ShareOptions) -> SharedLink {
     last.expect("the ladder is never empty")
 }
 
-fn encode_with(report: &Report, layout: r2::Layout, with_replay: usize) -> SharedLink {
+fn encode_with(
+    report: &Report,
+    layout: r2::Layout,
+    with_replay: usize,
+    format: Format,
+) -> SharedLink {
     let n = report.requests.len();
     let requests_kept = n.div_ceil(layout.request_stride.max(1));
     let kept_replays = layout.replays.min(with_replay);
@@ -199,15 +228,59 @@ fn encode_with(report: &Report, layout: r2::Layout, with_replay: usize) -> Share
         carried.cloned()
     };
     let bytes = r2::encode(report, layout, left_out.clone(), headline);
-    let packed = miniz_oxide::deflate::compress_to_vec(&bytes, 9);
+    let text = match format {
+        Format::R3 => {
+            r3_payload(&bytes).map(|payload| format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(payload)))
+        }
+        Format::R2 => None,
+    }
+    .unwrap_or_else(|| {
+        let packed = miniz_oxide::deflate::compress_to_vec(&bytes, 9);
+        format!("{PREFIX_R2}{}", URL_SAFE_NO_PAD.encode(packed))
+    });
     SharedLink {
-        text: format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(packed)),
+        text,
         precision_ms: layout.precision_ms,
         replays: kept_replays,
         requests_kept,
         gaps_kept_for,
         left_out,
     }
+}
+
+/// An r3 payload from r2 bytes: the length of the DEFLATE part, the r2 bytes without their
+/// gaps column under DEFLATE, then the gaps range-coded (`share/entropy.rs`). `None` if the
+/// gaps column does not read as this encoder writes it (the link is then an r2 link).
+fn r3_payload(r2_bytes: &[u8]) -> Option<Vec<u8>> {
+    let (rest, gaps) = r2::take_gaps(r2_bytes).ok()?;
+    let coded = entropy::code_gaps(&gaps)?;
+    let packed = miniz_oxide::deflate::compress_to_vec(&rest, 9);
+    let mut out = bytes::Column::default();
+    out.u(packed.len() as u64);
+    out.0.extend_from_slice(&packed);
+    out.0.extend_from_slice(&coded);
+    Some(out.0)
+}
+
+/// The r2 bytes an r3 payload holds, never more than [`MAX_INFLATED`].
+fn r2_bytes_of_r3(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
+    let mut r = bytes::Cursor::new(payload, "layout");
+    let len = r.count()?;
+    let at = payload.len() - r.remaining();
+    let packed = &payload[at..at + len];
+    let rest = inflate(packed)?;
+    let gaps = entropy::gaps_column(&payload[at + len..], MAX_INFLATED - rest.len())?;
+    r2::put_gaps(&rest, &gaps)
+}
+
+fn inflate(packed: &[u8]) -> Result<Vec<u8>, ShareError> {
+    miniz_oxide::inflate::decompress_to_vec_with_limit(packed, MAX_INFLATED).map_err(|e| {
+        if matches!(e.status, miniz_oxide::inflate::TINFLStatus::HasMoreOutput) {
+            ShareError::TooLarge
+        } else {
+            ShareError::Inflate
+        }
+    })
 }
 
 /// Encodes a report in the first format (a [`compact_for_share`] copy keeps it short); kept so
@@ -226,27 +299,29 @@ pub fn decode(input: &str) -> Result<Report, ShareError> {
     if s.is_empty() {
         return Err(ShareError::Empty);
     }
-    let (body, current) = match (s.strip_prefix(PREFIX), s.strip_prefix(PREFIX_R1)) {
-        (Some(body), _) => (body, true),
-        (None, Some(body)) => (body, false),
-        (None, None) => return Err(ShareError::BadPrefix),
+    let (body, format) = if let Some(body) = s.strip_prefix(PREFIX) {
+        (body, 3)
+    } else if let Some(body) = s.strip_prefix(PREFIX_R2) {
+        (body, 2)
+    } else if let Some(body) = s.strip_prefix(PREFIX_R1) {
+        (body, 1)
+    } else {
+        return Err(ShareError::BadPrefix);
     };
     let packed = URL_SAFE_NO_PAD.decode(body).map_err(|e| match e {
         base64::DecodeError::InvalidByte(i, _) => ShareError::Base64(i),
         _ => ShareError::Inflate,
     })?;
-    let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED)
-        .map_err(|e| {
-            if matches!(e.status, miniz_oxide::inflate::TINFLStatus::HasMoreOutput) {
-                ShareError::TooLarge
-            } else {
-                ShareError::Inflate
+    match format {
+        3 => {
+            let mut report = r2::decode(&r2_bytes_of_r3(&packed)?)?;
+            if let Some(shared) = &mut report.shared {
+                shared.format = "r3".into();
             }
-        })?;
-    if current {
-        r2::decode(&inflated)
-    } else {
-        Ok(crate::report::read_json(&inflated)?)
+            Ok(report)
+        }
+        2 => r2::decode(&inflate(&packed)?),
+        _ => Ok(crate::report::read_json(&inflate(&packed)?)?),
     }
 }
 

@@ -308,12 +308,21 @@ proptest! {
 
     /// The opened report's headline equals the original's within the stated precision.
     #[test]
-    fn an_r2_link_reopens_with_the_same_headline(seed in 1u64.., n in 1usize..60) {
+    fn a_link_reopens_with_the_same_headline(seed in 1u64.., n in 1usize..60) {
         let report = random_report(seed, n);
-        let link = share::encode(&report, &ShareOptions { max_chars: None, ..ShareOptions::default() });
+        let options = ShareOptions { max_chars: None, ..ShareOptions::default() };
+        let link = share::encode(&report, &options);
+        prop_assert!(link.text.starts_with("r3."));
         let back = share::decode(&format!("https://studio.example/#share={}", link.text)).unwrap();
         let shared = back.shared.clone().expect("an opened link says what it is");
-        prop_assert_eq!(shared.format.as_str(), "r2");
+        prop_assert_eq!(shared.format.as_str(), "r3");
+        // The same measurements in an r2 link (made before r3) open as the same report.
+        let r2 = share::encode_r2(&report, &options);
+        prop_assert!(r2.text.starts_with("r2."));
+        let mut from_r2 = share::decode(&r2.text).unwrap();
+        prop_assert_eq!(from_r2.shared.as_ref().map(|s| s.format.clone()), Some("r2".to_owned()));
+        from_r2.shared.as_mut().unwrap().format = "r3".into();
+        prop_assert_eq!(&from_r2, &back);
         prop_assert_eq!(shared.precision_ms, 0.1);
         prop_assert!(shared.headline.is_none());
         prop_assert_eq!(back.requests.len(), report.requests.len());
@@ -344,11 +353,24 @@ fn a_100_request_run_fits_in_a_short_link_and_a_1000_request_run_under_the_limit
     let link = share::encode(&report, &ShareOptions::default());
     let r1 = share::encode_r1(&share::compact_for_share(&report, 5));
     println!(
-        "100 random requests: r2 {} characters, r1 {} characters",
+        "100 random requests: r3 {} characters, r1 {} characters",
         link.text.len(),
         r1.len()
     );
-    assert!(link.text.len() * 2 < r1.len(), "r2 is far shorter than r1");
+    assert!(link.text.len() * 2 < r1.len(), "r3 is far shorter than r1");
+    let r2 = share::encode_r2(
+        &report,
+        &ShareOptions {
+            max_chars: None,
+            ..ShareOptions::default()
+        },
+    );
+    assert!(
+        link.text.len() < r2.text.len(),
+        "r3 ({}) is shorter than r2 ({})",
+        link.text.len(),
+        r2.text.len()
+    );
     assert!(
         link.text
             .bytes()
@@ -419,7 +441,7 @@ fn damaged_and_hostile_r2_links_fail_with_an_error() {
             .encode(miniz_oxide::deflate::compress_to_vec(bytes, 6))
     };
     let report = random_report(5, 40);
-    let link = share::encode(&report, &ShareOptions::default()).text;
+    let link = share::encode_r2(&report, &ShareOptions::default()).text;
     assert_eq!(
         share::decode(&link[..link.len() / 2]),
         Err(ShareError::Inflate)
@@ -488,4 +510,33 @@ fn damaged_and_hostile_r2_links_fail_with_an_error() {
         share::decode(&format!("r2.{}", b64(&forged))),
         Err(ShareError::Damaged(_))
     ));
+}
+
+#[test]
+fn damaged_and_hostile_r3_links_fail_with_an_error() {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let report = random_report(6, 40);
+    let link = share::encode(&report, &ShareOptions::default()).text;
+    assert!(link.starts_with("r3."));
+    assert!(share::decode(&link[..link.len() / 2]).is_err());
+    let raw = engine.decode(&link[3..]).unwrap();
+    // Every single-byte corruption decodes or fails cleanly; every cut fails.
+    let mut rng = Rng(98);
+    for _ in 0..2000 {
+        let mut bad = raw.clone();
+        let i = rng.below(bad.len());
+        bad[i] = (rng.unit() * 256.0) as u8;
+        let _ = share::decode(&format!("r3.{}", engine.encode(&bad)));
+        let cut = rng.below(raw.len() - 8);
+        assert!(
+            share::decode(&format!("r3.{}", engine.encode(&raw[..cut]))).is_err(),
+            "cut at {cut} of {}",
+            raw.len()
+        );
+    }
+    // A DEFLATE length past the end, and one that overflows.
+    for junk in [&[0x7F, 1, 2][..], &[0xFF; 12][..], &[][..]] {
+        assert!(share::decode(&format!("r3.{}", engine.encode(junk))).is_err());
+    }
 }

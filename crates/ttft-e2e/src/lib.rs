@@ -17,6 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -694,6 +695,44 @@ pub async fn drawn_charts(c: &Client, testid: &str, secs: u64) -> Result<(Vec<St
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     bail!("charts in {testid} were not drawn within {secs}s")
+}
+
+/// A Chrome DevTools Protocol command, sent through chromedriver (`goog/cdp/execute`).
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: serde_json::Value,
+}
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (
+            http::Method::POST,
+            Some(serde_json::json!({ "cmd": self.cmd, "params": self.params }).to_string()),
+        )
+    }
+}
+
+/// Sends a Chrome DevTools Protocol command to the page (Chromium only) and returns its result.
+pub async fn cdp(
+    c: &Client,
+    cmd: &'static str,
+    params: serde_json::Value,
+) -> Result<serde_json::Value> {
+    c.issue_cmd(Cdp { cmd, params })
+        .await
+        .with_context(|| format!("DevTools command {cmd} failed"))
 }
 
 /// Ground truth of every measured request of `report`, from the studio's own server.

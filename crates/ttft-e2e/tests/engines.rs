@@ -122,7 +122,7 @@ async fn smoke(engine: Engine, named: &str) -> Result<()> {
 
     // A share link, opened in a fresh profile of the same engine: the same headline and clock.
     let link = make_share_link(c).await?;
-    ensure!(link.contains("#share=r2."), "{name}: {link}");
+    ensure!(link.contains("#share=r3."), "{name}: {link}");
     session.client.clone().close().await?;
     let fresh = browser(&session.driver).await?;
     fresh.goto(&link).await?;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use ttft_core::metrics::{TokenSource, TtftKind};
+use ttft_core::server_metrics::{Concept, ServerKind, ServerSeries};
 use ttft_e2e::*;
 
 struct Llama {
@@ -21,7 +22,8 @@ impl Drop for Llama {
     }
 }
 
-async fn start_llama() -> anyhow::Result<Llama> {
+/// `llama-server` with the model on a free port, with `extra` arguments (e.g. `--metrics`).
+async fn start_llama(extra: &[&str]) -> anyhow::Result<Llama> {
     let server = std::env::var("LLAMA_SERVER")
         .context("LLAMA_SERVER is not set: run `cargo xtask test` (it builds llama-server)")?;
     let model =
@@ -44,6 +46,7 @@ async fn start_llama() -> anyhow::Result<Llama> {
             "-t",
             "2",
         ])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -58,6 +61,30 @@ async fn start_llama() -> anyhow::Result<Llama> {
     bail!("llama-server did not become healthy on port {port}")
 }
 
+/// Runs chat on the model through the UI (every answer `max_tokens` long, no prompt cache) and
+/// waits for the run to complete.
+async fn run_smollm2(
+    c: &fantoccini::Client,
+    requests: usize,
+    concurrency: usize,
+    warmup: usize,
+    max_tokens: usize,
+    secs: u64,
+) -> anyhow::Result<()> {
+    set_field(c, "model", "smollm2").await?;
+    set_field(c, "requests", &requests.to_string()).await?;
+    set_field(c, "concurrency", &concurrency.to_string()).await?;
+    set_field(c, "warmup", &warmup.to_string()).await?;
+    set_field(c, "max-tokens", &max_tokens.to_string()).await?;
+    set_field(c, "extra-body", r#"{"cache_prompt": false}"#).await?;
+    c.find(fantoccini::Locator::Css("[data-testid=ignore-eos]"))
+        .await?
+        .click()
+        .await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, secs).await
+}
+
 /// Chat against llama.cpp: TTFT skips the role-only chunk, token counts match the server's usage,
 /// and the studio's per-token time agrees with llama.cpp's own `predicted_per_token_ms`.
 ///
@@ -69,24 +96,13 @@ async fn start_llama() -> anyhow::Result<Llama> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama-server, its model, the built app and Chromium: run `cargo xtask test`"]
 async fn studio_measures_llama_cpp() -> anyhow::Result<()> {
-    let llama = start_llama().await?;
+    let llama = start_llama(&[]).await?;
     let session = open_studio().await?;
     let c = &session.client;
     set_field(c, "base-url", &format!("http://127.0.0.1:{}", llama.port)).await?;
     click(c, "test-connection").await?;
     wait_text(c, "connection-result", 20, |t| t.contains("connected")).await?;
-    set_field(c, "model", "smollm2").await?;
-    set_field(c, "requests", "3").await?;
-    set_field(c, "concurrency", "1").await?;
-    set_field(c, "warmup", "1").await?;
-    set_field(c, "max-tokens", "32").await?;
-    set_field(c, "extra-body", r#"{"cache_prompt": false}"#).await?;
-    c.find(fantoccini::Locator::Css("[data-testid=ignore-eos]"))
-        .await?
-        .click()
-        .await?;
-    click(c, "start-run").await?;
-    wait_run_complete(c, 180).await?;
+    run_smollm2(c, 3, 1, 1, 32, 180).await?;
     let per_token_ui = wait_text(c, "server-per-token", 5, |t| t.ends_with("ms")).await?;
     let runs = saved_runs(c).await?;
     let report = &runs[0];
@@ -131,7 +147,7 @@ async fn studio_measures_llama_cpp() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama-server, its model, the built app and Chromium: run `cargo xtask test`"]
 async fn agent_json_against_llama_cpp() -> anyhow::Result<()> {
-    let llama = start_llama().await?;
+    let llama = start_llama(&[]).await?;
     let session = open_studio().await?;
     let c = &session.client;
     set_field(c, "base-url", &format!("http://127.0.0.1:{}", llama.port)).await?;
@@ -167,6 +183,134 @@ async fn agent_json_against_llama_cpp() -> anyhow::Result<()> {
             j.first_bracket_at, j.valid_at
         );
     }
+    session.client.close().await?;
+    Ok(())
+}
+
+/// The value of an unlabelled sample in a Prometheus exposition.
+fn sample(exposition: &str, name: &str) -> Option<f64> {
+    exposition.lines().find_map(|l| {
+        let (n, v) = l.trim().split_once(' ')?;
+        (n == name).then(|| v.trim().parse().ok())?
+    })
+}
+
+/// The server's view against llama.cpp started with `--metrics`: the studio scrapes its
+/// `/metrics` from the page (another origin: llama.cpp's CORS covers `/metrics` too), the saved
+/// run carries the scrapes, the core reads llama.cpp's names (`llamacpp:requests_processing`,
+/// `llamacpp:requests_deferred`) into series, and the page names the server and draws them.
+///
+/// Robust on a busy machine: 4 requests × 64 tokens at concurrency 2 stream for seconds (a
+/// scrape a second catches requests in flight); nothing is timed. llama.cpp releases a slot
+/// before it answers the next `/metrics` (one loop serves both), so the scrape after the run
+/// sees none running, and with 4 slots for 2 requests none is ever deferred.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs llama-server, its model, the built app and Chromium: run `cargo xtask test`"]
+async fn server_view_scrapes_llama_cpp_metrics() -> anyhow::Result<()> {
+    const REQUESTS: usize = 4;
+    const CONCURRENCY: f64 = 2.0;
+    const MAX_TOKENS: f64 = 64.0;
+    let llama = start_llama(&["--metrics"]).await?;
+    let before = http_get(llama.port, "/metrics").await?;
+    let session = open_studio().await?;
+    let c = &session.client;
+    let base = format!("http://127.0.0.1:{}", llama.port);
+    set_field(c, "base-url", &base).await?;
+    click(c, "scrape-metrics").await?;
+    let url = c
+        .find(fantoccini::Locator::Css("[data-testid=metrics-url]"))
+        .await?
+        .attr("placeholder")
+        .await?
+        .unwrap_or_default();
+    assert_eq!(url, format!("{base}/metrics"));
+    run_smollm2(
+        c,
+        REQUESTS,
+        CONCURRENCY as usize,
+        0,
+        MAX_TOKENS as usize,
+        240,
+    )
+    .await?;
+    let after = http_get(llama.port, "/metrics").await?;
+    let run = saved_runs(c).await?.remove(0);
+    assert_eq!(run.requests.len(), REQUESTS);
+    for r in &run.requests {
+        assert!(r.outcome.is_ok(), "{:?}", r.outcome);
+    }
+    // The run reached this server: llama.cpp counted every token it streamed.
+    let predicted = |e: &str| sample(e, "llamacpp:tokens_predicted_total").unwrap_or(f64::NAN);
+    assert_eq!(
+        predicted(&after) - predicted(&before),
+        REQUESTS as f64 * MAX_TOKENS,
+        "ignore_eos + max_tokens fix every request's length"
+    );
+    let notice = c
+        .find(fantoccini::Locator::Css("[data-testid=notice]"))
+        .await
+        .ok();
+    let notice = match notice {
+        Some(n) => n.text().await.unwrap_or_default(),
+        None => String::new(),
+    };
+    // A baseline, at least one during the run, and one after.
+    assert!(
+        run.server_scrapes.len() >= 3,
+        "{} scrapes (notice: {notice})",
+        run.server_scrapes.len()
+    );
+    assert_eq!(run.metrics_url.as_deref(), Some(url.as_str()));
+    let series = ServerSeries::from_scrapes(&run.server_scrapes, Some(&run.endpoint.model));
+    assert_eq!(series.server, Some(ServerKind::LlamaCpp));
+    assert_eq!(series.scrapes, run.server_scrapes.len());
+    assert_eq!(series.skipped_lines, 0);
+    assert!(series.notes.is_empty(), "{:?}", series.notes);
+    assert!(series.latency.is_empty(), "llama.cpp has no histograms");
+    let running = series
+        .series(Concept::Running)
+        .context("llama.cpp's running requests")?;
+    assert_eq!(running.metric, "llamacpp:requests_processing");
+    assert_eq!(running.points.len(), series.scrapes, "one point per scrape");
+    let values: Vec<f64> = running.points.iter().map(|p| p.value).collect();
+    let busiest = values.iter().copied().fold(0.0, f64::max);
+    assert!(
+        (1.0..=CONCURRENCY).contains(&busiest),
+        "a scrape during the run sees 1..=2 requests processing: {values:?}"
+    );
+    assert_eq!(
+        values.first(),
+        Some(&0.0),
+        "the baseline is taken before: {values:?}"
+    );
+    assert_eq!(
+        values.last(),
+        Some(&0.0),
+        "the last scrape is taken after: {values:?}"
+    );
+    let queue = series
+        .series(Concept::QueueDepth)
+        .context("llama.cpp's deferred requests")?;
+    assert_eq!(queue.metric, "llamacpp:requests_deferred");
+    assert!(queue.points.iter().all(|p| p.value == 0.0), "{queue:?}");
+    let heading = wait_text(c, "server-heading", 10, |t| t.contains("scrapes of")).await?;
+    assert_eq!(
+        heading,
+        format!("llama.cpp · {} scrapes of {url}", series.scrapes)
+    );
+    let (charts, _) = drawn_charts(c, "report-charts", 30).await?;
+    assert!(charts.iter().any(|id| id == "server-metrics"), "{charts:?}");
+    println!(
+        "llama.cpp /metrics: {} scrapes over {:.1} s, requests_processing {values:?}, tokens_predicted_total +{}; families kept per scrape: {}",
+        series.scrapes,
+        run.server_scrapes.last().map_or(0.0, |s| s.at_ms) / 1e3,
+        predicted(&after) - predicted(&before),
+        run.server_scrapes[0]
+            .text
+            .lines()
+            .filter(|l| l.starts_with("# TYPE"))
+            .count()
+    );
     session.client.close().await?;
     Ok(())
 }

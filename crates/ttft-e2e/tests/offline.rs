@@ -10,44 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
-use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 use ttft_core::calibration::{CalibrationResult, calibrate};
 use ttft_e2e::*;
-
-/// A Chrome DevTools Protocol command sent through chromedriver (`goog/cdp/execute`).
-#[derive(Debug)]
-struct Cdp {
-    cmd: &'static str,
-    params: Value,
-}
-
-impl WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        (
-            http::Method::POST,
-            Some(json!({ "cmd": self.cmd, "params": self.params }).to_string()),
-        )
-    }
-}
-
-async fn cdp(c: &Client, cmd: &'static str, params: Value) -> Result<Value> {
-    c.issue_cmd(Cdp { cmd, params })
-        .await
-        .with_context(|| format!("DevTools command {cmd} failed"))
-}
 
 /// Cuts (or restores) the page's network, as DevTools' "Offline" does.
 async fn set_offline(c: &Client, offline: bool) -> Result<()> {

@@ -717,43 +717,100 @@ pub(super) fn encode(
     out.0
 }
 
+/// Where an r2 payload's pieces lie: the header's JSON, where the columns begin (after their
+/// count) and each column's bytes.
+struct Parts {
+    header: std::ops::Range<usize>,
+    columns_start: usize,
+    columns: Vec<std::ops::Range<usize>>,
+}
+
+impl Parts {
+    fn of(bytes: &[u8]) -> Result<Self, ShareError> {
+        let mut top = Cursor::new(bytes, "layout");
+        if bytes.first() != Some(&FORMAT) {
+            return Err(ShareError::Damaged("not an r2 payload".into()));
+        }
+        top.code(256)?;
+        let header_len = top.count()?;
+        let header_start = bytes.len() - top.remaining();
+        let header = header_start..header_start + header_len;
+        let mut top = Cursor::new(&bytes[header.end..], "layout");
+        let ncols = top.count_of(COLUMNS.len())?;
+        if ncols != COLUMNS.len() {
+            return Err(ShareError::Damaged(format!(
+                "{ncols} columns where this studio writes {}",
+                COLUMNS.len()
+            )));
+        }
+        let columns_start = bytes.len() - top.remaining();
+        let mut offset = columns_start;
+        let mut columns = Vec::with_capacity(ncols);
+        for _ in COLUMNS {
+            let mut len_reader = Cursor::new(&bytes[offset..], "layout");
+            let len = len_reader.count()?;
+            offset = bytes.len() - len_reader.remaining();
+            columns.push(offset..offset + len);
+            offset += len;
+        }
+        if offset != bytes.len() {
+            return Err(ShareError::Damaged("bytes after the last column".into()));
+        }
+        Ok(Self {
+            header,
+            columns_start,
+            columns,
+        })
+    }
+
+    /// The payload again, with the gaps column replaced.
+    fn with_gaps(&self, bytes: &[u8], gaps: &[u8]) -> Vec<u8> {
+        let mut out = Column(bytes[..self.columns_start].to_vec());
+        for (i, range) in self.columns.iter().enumerate() {
+            let col = if i == Col::Gaps as usize {
+                gaps
+            } else {
+                &bytes[range.clone()]
+            };
+            out.u(col.len() as u64);
+            out.0.extend_from_slice(col);
+        }
+        out.0
+    }
+}
+
+/// Splits an r2 payload into the payload with its gaps column left empty, and that column.
+pub(super) fn take_gaps(bytes: &[u8]) -> Result<(Vec<u8>, Vec<u8>), ShareError> {
+    let parts = Parts::of(bytes)?;
+    let gaps = bytes[parts.columns[Col::Gaps as usize].clone()].to_vec();
+    Ok((parts.with_gaps(bytes, &[]), gaps))
+}
+
+/// Puts a gaps column back into a payload from [`take_gaps`].
+pub(super) fn put_gaps(bytes: &[u8], gaps: &[u8]) -> Result<Vec<u8>, ShareError> {
+    let parts = Parts::of(bytes)?;
+    if !parts.columns[Col::Gaps as usize].is_empty() {
+        return Err(ShareError::Damaged("gaps stored twice".into()));
+    }
+    Ok(parts.with_gaps(bytes, gaps))
+}
+
 /// Decodes uncompressed r2 bytes into a report, recomputing what follows from the times.
 pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
-    let mut top = Cursor::new(bytes, "layout");
-    if bytes.first() != Some(&FORMAT) {
-        return Err(ShareError::Damaged("not an r2 payload".into()));
-    }
-    top.code(256)?;
-    let header_len = top.count()?;
-    let header_start = bytes.len() - top.remaining();
-    let header: Header = serde_json::from_slice(&bytes[header_start..header_start + header_len])
+    let parts = Parts::of(bytes)?;
+    let header: Header = serde_json::from_slice(&bytes[parts.header.clone()])
         .map_err(|e| ShareError::Damaged(format!("its header does not read ({e})")))?;
     if header.version > REPORT_VERSION {
         return Err(ShareError::Report(
             crate::report::ReportFileError::NewerVersion(header.version),
         ));
     }
-    let mut top = Cursor::new(&bytes[header_start + header_len..], "layout");
-    let ncols = top.count_of(COLUMNS.len())?;
-    if ncols != COLUMNS.len() {
-        return Err(ShareError::Damaged(format!(
-            "{ncols} columns where this studio writes {}",
-            COLUMNS.len()
-        )));
-    }
-    let rest = &bytes[header_start + header_len..];
-    let mut offset = rest.len() - top.remaining();
-    let mut cols: Vec<Cursor> = Vec::with_capacity(ncols);
-    for (name, _) in COLUMNS {
-        let mut len_reader = Cursor::new(&rest[offset..], "layout");
-        let len = len_reader.count()?;
-        offset += (rest.len() - offset) - len_reader.remaining();
-        cols.push(Cursor::new(&rest[offset..offset + len], name));
-        offset += len;
-    }
-    if offset != rest.len() {
-        return Err(ShareError::Damaged("bytes after the last column".into()));
-    }
+    let mut cols: Vec<Cursor> = parts
+        .columns
+        .iter()
+        .zip(COLUMNS)
+        .map(|(range, (name, _))| Cursor::new(&bytes[range.clone()], name))
+        .collect();
     let n = header.requests;
     if n > MAX_REQUESTS || n > cols[Col::Flags as usize].remaining() {
         return Err(ShareError::Damaged(
