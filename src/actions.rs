@@ -36,6 +36,7 @@ use crate::state::{
 };
 
 pub mod calibrate;
+pub mod ground_truth;
 pub mod tour;
 
 /// The state a fresh page starts from: no runs yet. Saved runs appear once the page is up
@@ -215,7 +216,14 @@ async fn refresh_storage(studio: Studio, ask: bool) {
 /// Saves one run (finished, imported, or again after a failure): its report is written under its
 /// id, nothing else. The list shows it saving, then its size, or "not saved" and why; a full
 /// quota opens the quota panel, where the user chooses what to delete (nothing goes otherwise).
+///
+/// The work starts in the next task, once what is queued now has run: a run just finished or
+/// imported is drawn first (encoding a 10,000-request report takes longer than its charts).
 pub fn save_run(studio: Studio, id: RunId) {
+    set_timeout(move || save_run_now(studio, id), std::time::Duration::ZERO);
+}
+
+fn save_run_now(studio: Studio, id: RunId) {
     let state = studio.state;
     let set = move |f: &dyn Fn(&mut RunStorage)| {
         state.stored().update(|m| {
@@ -946,16 +954,8 @@ pub async fn run_scenario(
             l.report.stamping = Some(stamping.describe());
         }
     });
-    let plan = RunPlan {
-        phases,
-        build,
-        secret_headers,
-        dialect,
-        metrics,
-        timeout_ms,
-        stamping,
-    };
-    // The server's own view, when asked: a baseline scrape now, then one a second.
+    // The server's own view, when asked: a scrape now, one after the warm-ups (the baseline
+    // of its percentiles), then one a second.
     let scraper = if ep.scrape_metrics {
         let url = ep.effective_metrics_url();
         // Over HTTP/1.1 a scrape during the run could take a connection a request needs.
@@ -981,6 +981,19 @@ pub async fn run_scenario(
         }
     } else {
         None
+    };
+    let plan = RunPlan {
+        phases,
+        build,
+        secret_headers,
+        dialect,
+        metrics,
+        timeout_ms,
+        stamping,
+        after_warmups: scraper.as_ref().map(|s| {
+            let baseline = s.after_warmups();
+            Box::new(move || baseline) as crate::browser::pool::AfterWarmups
+        }),
     };
     // Watches the tab while the requests stream (the page's own timers and visibility).
     let monitor = HealthMonitor::start();

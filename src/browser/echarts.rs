@@ -17,6 +17,14 @@ extern "C" {
     #[wasm_bindgen(method, js_name = setOption, catch)]
     fn set_option(this: &EChartsInstance, option: &JsValue) -> Result<(), JsValue>;
 
+    /// `setOption(option, notMerge)`: with `true`, the options replace the chart's.
+    #[wasm_bindgen(method, js_name = setOption, catch)]
+    fn set_option_not_merge(
+        this: &EChartsInstance,
+        option: &JsValue,
+        not_merge: bool,
+    ) -> Result<(), JsValue>;
+
     #[wasm_bindgen(method)]
     pub fn dispose(this: &EChartsInstance);
 
@@ -52,6 +60,15 @@ pub fn draw(el: &web_sys::HtmlElement, spec: &ChartSpec) -> Result<EChartsInstan
         .set_option(&options)
         .map_err(|e| ChartError::Rejected(format!("{e:?}")))?;
     Ok(chart)
+}
+
+/// Draws `spec` again in a chart already drawn (its options replace the old ones).
+pub fn redraw(chart: &EChartsInstance, spec: &ChartSpec) -> Result<(), ChartError> {
+    let options = js_sys::JSON::parse(&spec.options_json())
+        .map_err(|e| ChartError::BadOptions(format!("{e:?}")))?;
+    chart
+        .set_option_not_merge(&options, true)
+        .map_err(|e| ChartError::Rejected(format!("{e:?}")))
 }
 
 /// A PNG of the chart as a data URL, white background, 2× pixels.

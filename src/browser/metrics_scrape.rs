@@ -1,8 +1,10 @@
-//! Scraping the server's `/metrics` while a run streams: one `GET` before the run (the baseline
-//! the histogram deltas start from), one a second during it, and one after. Each answer is kept
-//! raw (`ttft_core::server_metrics::Scrape`, timed from the run's start like every request);
-//! the core turns them into series and server-side percentiles. Not on the timestamp path: the
-//! reads are stamped in the stamping workers, and a scrape costs the page one small fetch.
+//! Scraping the server's `/metrics` while a run streams: one `GET` before the run, one once its
+//! warm-ups are over (the baseline the histogram deltas start from, so the server's figures
+//! leave the warm-ups out as the client's do), one a second during it, and one after. Each
+//! answer is kept raw (`ttft_core::server_metrics::Scrape`, timed from the run's start like
+//! every request); the core turns them into series and server-side percentiles. Not on the
+//! timestamp path: the reads are stamped in the stamping workers, and a scrape costs the page
+//! one small fetch.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -101,6 +103,21 @@ impl MetricsScraper {
             }
         });
         Ok(Self { url, scrapes, stop })
+    }
+
+    /// Takes one scrape when awaited, marked as the one after the warm-ups
+    /// (`Scrape::after_warmups`); a failed one leaves the first scrape as the baseline, and the
+    /// server view says the warm-ups are in. Nothing else is in flight then, so it delays no
+    /// request even where scrapes share the run's connections.
+    pub fn after_warmups(&self) -> futures_util::future::LocalBoxFuture<'static, ()> {
+        let (url, scrapes) = (self.url.clone(), self.scrapes.clone());
+        Box::pin(async move {
+            if let Ok(text) = scrape_once(&url).await {
+                scrapes
+                    .borrow_mut()
+                    .push(Scrape::new(now_ms(), &text).marked_after_warmups());
+            }
+        })
     }
 
     /// Stops the background scrapes, takes the last one (the end of the deltas) and returns

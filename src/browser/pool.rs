@@ -1,4 +1,5 @@
-//! The worker pool of a run: phases in order, `concurrency` workers per phase pulling jobs
+//! The worker pool of a run: phases in order (warm-ups apart and over before the first
+//! measured request, a hook awaited in between), `concurrency` workers per phase pulling jobs
 //! from a queue (each job sent through the run's [`Stamping`]), Poisson arrivals when a rate is set, the multi-turn conversation carried from
 //! one round to the next ([`Conversation`], in the core), finished records handed on in
 //! batches at most four times a second so the page never renders between a read and its stamp.
@@ -11,7 +12,7 @@ use ttft_core::dialect::Dialect;
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::RequestRecord;
 use ttft_core::request::HttpRequestSpec;
-use ttft_core::scenario::{Conversation, Job, Phase, poisson_gap_ms, total_jobs};
+use ttft_core::scenario::{Conversation, Job, Phase, poisson_gap_ms, total_jobs, warmups_first};
 use ttft_core::timeline_file::RawCapture;
 
 use super::cancel::RunHandle;
@@ -46,7 +47,13 @@ pub struct RunPlan {
     pub timeout_ms: f64,
     /// Where reads are stamped.
     pub stamping: Stamping,
+    /// Awaited once, when the warm-ups are over and before the first measured request (the
+    /// server's baseline scrape); never called in a run without warm-ups.
+    pub after_warmups: Option<AfterWarmups>,
 }
+
+/// What a run does between its warm-ups and its measured requests.
+pub type AfterWarmups = Box<dyn FnOnce() -> futures_util::future::LocalBoxFuture<'static, ()>>;
 
 /// What the workers of a run share.
 struct Shared {
@@ -139,7 +146,9 @@ pub async fn run_phases(
     handle: RunHandle,
     on_batch: Rc<dyn Fn(Vec<RequestRecord>, Progress)>,
 ) {
-    let phases = std::mem::take(&mut plan.phases);
+    let phases = warmups_first(std::mem::take(&mut plan.phases));
+    let mut after_warmups = plan.after_warmups.take();
+    let mut warmed_up = false;
     reset_resource_timing();
     if let Stamping::Workers(w) = &plan.stamping {
         w.reset();
@@ -165,6 +174,14 @@ pub async fn run_phases(
         if shared.handle.is_cancelled() {
             break;
         }
+        let warmups = phase.jobs.iter().all(|j| j.warmup);
+        if !warmups
+            && warmed_up
+            && let Some(hook) = after_warmups.take()
+        {
+            hook().await;
+        }
+        warmed_up |= warmups;
         let label = phase
             .jobs
             .first()

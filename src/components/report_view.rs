@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use ttft_core::diagnosis::{Severity, diagnose};
+use ttft_core::diagnosis::{Severity, diagnose_with};
 use ttft_core::experience::{DeadlineConfig, ExperienceSummary, ReadingConfig};
 use ttft_core::report::{Aggregates, Report};
+use ttft_core::server_metrics::ServerSeries;
 use ttft_core::stats::Summary;
 
 use crate::browser::download;
@@ -154,8 +155,10 @@ fn Findings(
     report: Arc<Report>,
     /// Its statistics.
     agg: Aggregates,
+    /// What its `/metrics` scrapes say, read once for the report (`None`: no scrapes).
+    server: Option<Arc<ServerSeries>>,
 ) -> impl IntoView {
-    let findings = diagnose(&report, &agg);
+    let findings = diagnose_with(&report, &agg, server.as_deref());
     view! {
         <section data-testid="findings">
             <h3>"Diagnosis"</h3>
@@ -353,26 +356,45 @@ pub fn ReportView() -> impl IntoView {
                     let r = Arc::clone(&r);
                     fill_after_paint(experience, move || r.experience_summary());
                 }
-                // The run held to its SLO, scored as late as the experience (the same streams),
-                // except on a run of levels, whose load chart marks where the SLO holds: scored
-                // once, before the charts.
+                // The run held to its SLO, scored as late as the experience (the same streams):
+                // with a reading-QoE objective it scores every stream again, which would hold up
+                // the drawing of a large run. A run of levels has its load charts drawn again
+                // then, marked where the SLO holds.
                 let levels = agg.groups.iter().filter(|g| g.level.is_some()).count();
-                let slo_now =
-                    (complete && levels >= 2).then(|| ttft_core::slo::evaluate(&r, &r.slo));
-                let slo = RwSignal::new(slo_now.clone());
-                // Otherwise it waits until the charts are drawn: with a reading-QoE objective it
-                // scores every stream again, which would hold up the drawing of a large run.
-                let score_slo = (complete && slo_now.is_none()).then(|| {
-                    let r = Arc::clone(&r);
+                let slo = RwSignal::new(None);
+                let chart_specs = RwSignal::new(Vec::<ttft_charts::ChartSpec>::new());
+                let score_slo = complete.then(|| {
+                    let (r, agg) = (Arc::clone(&r), agg.clone());
                     Callback::new(move |()| {
-                        let r = Arc::clone(&r);
-                        fill_after_paint(slo, move || ttft_core::slo::evaluate(&r, &r.slo));
+                        let (r, agg) = (Arc::clone(&r), agg.clone());
+                        fill_after_paint(slo, move || {
+                            let scored = ttft_core::slo::evaluate(&r, &r.slo);
+                            if levels >= 2 {
+                                let marked = ttft_charts::load_charts(&r, &agg, &scored);
+                                chart_specs.try_update(|specs| {
+                                    for chart in marked {
+                                        if let Some(old) =
+                                            specs.iter_mut().find(|s| s.id == chart.id)
+                                        {
+                                            *old = chart;
+                                        }
+                                    }
+                                });
+                            }
+                            scored
+                        });
                     })
                 });
                 // Charts are drawn once the run is complete: drawing never competes with the
                 // timestamps of a live run.
+                // The server's scrapes are read once for the report's charts, diagnosis and
+                // server view (they arrive with the end of the run).
+                let server = complete
+                    .then(|| ServerSeries::of_report(&r))
+                    .flatten()
+                    .map(Arc::new);
                 let charts = complete
-                    .then(|| ttft_charts::report_charts_with_slo(&r, &agg, slo_now.as_ref()));
+                    .then(|| ttft_charts::report_charts_before_slo(&r, &agg, server.as_deref()));
                 view! {
                 <article class="report" data-testid="report">
                     <h2 data-testid="report-title">{r.title.clone()}</h2>
@@ -418,13 +440,14 @@ pub fn ReportView() -> impl IntoView {
                     {r.source_summary.clone().map(|s| view! { <crate::components::source_summary::SourceSummaryTable summary=s /> })}
                     {match charts {
                         Some(specs) => {
+                            chart_specs.set(specs);
                             let stem = r.title.replace([' ', ':', '·', '/'], "_");
                             let measured = ttft_core::compare::per_token_ms(&agg);
                             let context = ttft_core::roofline::mean_decode_context(&r).unwrap_or(1000.0);
                             view! {
-                            <Findings report=r.clone() agg=agg.clone() />
-                            <crate::components::server_view::ServerView report=r.clone() agg=agg.clone() />
-                            <crate::components::charts::ChartGrid specs=specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=score_slo />
+                            <Findings report=r.clone() agg=agg.clone() server=server.clone() />
+                            <crate::components::server_view::ServerView report=r.clone() agg=agg.clone() series=server />
+                            <crate::components::charts::ChartGrid specs=chart_specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=score_slo />
                             <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
                             // Only the (at most four) streams the replay plays are copied.
                             <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() reading=r.experience.reading />

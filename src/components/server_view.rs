@@ -1,14 +1,15 @@
 //! The server's view beside the client's: what the run's `/metrics` scrapes say (server-side
 //! TTFT, ITL and E2E percentiles from the histograms' deltas beside the browser's, queue and
 //! prefill time) and the first token taken apart. It formats what `ttft_core::server_metrics`
-//! and `ttft_core::first_token` computed.
+//! and `ttft_core::first_token` computed, and says which requests the server's figures cover
+//! (the warm-ups are left out when a scrape was taken after them).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use ttft_core::first_token::{Basis, RunFirstToken};
 use ttft_core::report::{Aggregates, Report};
-use ttft_core::server_metrics::{Concept, ServerLatency, ServerSeries};
+use ttft_core::server_metrics::{Concept, Coverage, ServerLatency, ServerSeries};
 use ttft_core::stats::Summary;
 
 use crate::format::ms;
@@ -20,11 +21,18 @@ pub fn ServerView(
     report: Arc<Report>,
     /// Its aggregates.
     agg: Aggregates,
+    /// What its scrapes say (`ServerSeries::of_report`, read once for the whole report;
+    /// `None`: fewer than two scrapes).
+    series: Option<Arc<ServerSeries>>,
 ) -> impl IntoView {
-    let series = (report.server_scrapes.len() >= 2)
-        .then(|| ServerSeries::from_scrapes(&report.server_scrapes, Some(&report.endpoint.model)));
-    let first_token = ttft_core::first_token::of_report(&report, &agg);
-    if series.is_none() && first_token.is_none() {
+    let first_token = ttft_core::first_token::of_report_with(&report, &agg, series.as_deref());
+    // On the built-in reference endpoint, the server's record of each request, asked for once
+    // the finished run is shown.
+    let truth = crate::actions::ground_truth::has_ground_truth(&report).then(|| {
+        let r = Arc::clone(&report);
+        LocalResource::new(move || crate::actions::ground_truth::first_token_truth(Arc::clone(&r)))
+    });
+    if series.is_none() && first_token.is_none() && truth.is_none() {
         return None;
     }
     let client = |c: Concept| -> Option<Summary> {
@@ -50,6 +58,7 @@ pub fn ServerView(
         )
     });
     let notes = series.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+    let coverage = series.as_ref().map(|s| s.coverage);
     Some(view! {
         <section class="server-view" data-testid="server-view">
             <h3>"The server's view"</h3>
@@ -66,8 +75,23 @@ pub fn ServerView(
                     </tbody>
                 </table>
                 <p class="muted">"Server percentiles come from its histograms' growth over the run, interpolated within buckets (as Prometheus' histogram_quantile does): the true value lies in the same bucket."</p>
+                {coverage.map(|c| {
+                    let id = match c {
+                        Coverage::WholeRun => "whole-run",
+                        Coverage::Measured { .. } => "measured",
+                        Coverage::WithWarmups { .. } => "with-warmups",
+                    };
+                    let warn = matches!(c, Coverage::WithWarmups { .. });
+                    view! { <p class:muted=!warn class:warn=warn data-testid="server-coverage" data-coverage=id>{c.sentence()}</p> }
+                })}
             })}
             {first_token.map(|f| view! { <FirstTokenParts run=f /> })}
+            {truth.map(|t| move || t.get().flatten().map(|f| view! {
+                <div class="first-token-truth" data-testid="first-token-truth">
+                    <p class="muted">"Request by request, from the reference endpoint's own record of each (its ground truth: when it received the request, queued, prefilled and wrote the first chunk):"</p>
+                    <FirstTokenParts run=f />
+                </div>
+            }))}
         </section>
     })
 }

@@ -471,6 +471,17 @@ async fn main() -> Result<()> {
             input.send_keys(path.to_str().context("path")?).await?;
             let (ids, ms) = drawn_charts(&c, "report-charts", 120).await?;
             eprintln!("{} charts drawn in {ms:.0} ms", ids.len());
+            let each = c
+                .execute(
+                    "return [...document.querySelectorAll('[data-testid=report-charts] [data-chart]')]
+                        .map(f => `${f.dataset.chart} ${f.dataset.drawMs} ms`).join(', ');",
+                    vec![],
+                )
+                .await?;
+            eprintln!(
+                "each drawn by ECharts in: {}",
+                each.as_str().unwrap_or_default()
+            );
             if profile {
                 let p = cdp(&c, "Profiler.stop", json!({})).await?;
                 std::fs::write(&out, serde_json::to_string(&p["profile"])?)?;

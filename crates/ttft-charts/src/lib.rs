@@ -20,7 +20,7 @@ mod style;
 
 pub use charming::Chart;
 pub use compare::compare_charts;
-pub use report::{report_charts, report_charts_with_slo};
+pub use report::{load_charts, report_charts, report_charts_before_slo, report_charts_with_slo};
 
 /// One chart: a stable id (for the DOM, tests and file names), a title and the options.
 #[derive(Debug, Clone, PartialEq)]

@@ -237,6 +237,32 @@ fn a_concurrency_sweep_marks_thresholds_and_the_knee() {
     let slo = ttft_core::slo::evaluate(&r, &r.slo);
     assert_eq!(slo.highest_level_meeting, Some(4.0));
     assert_eq!(mark_values(&levels["series"][0], "xAxis"), vec![knee, 4.0]);
+    // Drawn before the SLO is scored: the knee alone and no goodput, said so; once scored, the
+    // load charts alone are what the whole set holds.
+    let before = ttft_charts::report_charts_before_slo(&r, &agg, None);
+    assert_eq!(before.len(), charts.len());
+    let early = json(find(&before, "levels"));
+    assert_eq!(mark_values(&early["series"][0], "xAxis"), vec![knee]);
+    assert!(
+        find(&before, "levels")
+            .caption
+            .contains("follow once the SLO is scored")
+    );
+    assert_eq!(
+        json(find(&before, "throughput"))["series"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let marked = ttft_charts::load_charts(&r, &agg, &slo);
+    assert_eq!(
+        marked.iter().map(|c| c.id).collect::<Vec<_>>(),
+        vec!["levels", "throughput"]
+    );
+    for chart in &marked {
+        assert_eq!(chart, find(&charts, chart.id));
+    }
     assert!(
         find(&charts, "levels")
             .caption
@@ -711,5 +737,86 @@ fn a_probe_under_load_draws_its_ttft_against_the_load_in_flight() {
         report_charts(&alone, &alone.aggregates())
             .iter()
             .all(|c| c.id != "probe-load")
+    );
+}
+
+/// A conversation's request: first token at 200 ms, five tokens, usage with `prompt` prompt
+/// tokens and, when the server said, `cached` of them from its prefix cache.
+fn cached_stream(prompt: u64, cached: Option<u64>) -> RequestTimeline {
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(100.0, 200, Some("text/event-stream"));
+    for i in 0..5 {
+        r.on_read(200.0 + 20.0 * i as f64, chunk(&format!(" w{i}")).as_bytes());
+    }
+    let details = cached.map_or(String::new(), |c| {
+        format!(",\"prompt_tokens_details\":{{\"cached_tokens\":{c}}}")
+    });
+    r.on_read(300.0, format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{{\"prompt_tokens\":{prompt},\"completion_tokens\":5,\"total_tokens\":0{details}}}}}\n\ndata: [DONE]\n\n").as_bytes());
+    r.finish(300.0)
+}
+
+/// Two conversations of three rounds; `cached` says what round 2 and 3 reported.
+fn conversation(cached: [Option<u64>; 3]) -> Report {
+    let reqs =
+        (0..2)
+            .flat_map(|_| {
+                [100u64, 200, 300].into_iter().zip(cached).enumerate().map(
+                    |(round, (prompt, c))| {
+                        (
+                            format!("round {}", round + 1),
+                            Some(round as f64 + 1.0),
+                            cached_stream(prompt, c),
+                        )
+                    },
+                )
+            })
+            .collect();
+    report("multi_turn", reqs, &MetricsConfig::default())
+}
+
+#[test]
+fn the_prompt_cache_chart_appears_exactly_when_the_server_reported_cached_tokens() {
+    // Round 1 nothing cached, round 2 96 of 200 (48 %), round 3 240 of 300 (80 %): the run
+    // 2 × 336 of 2 × 600 prompt tokens (56 %).
+    let r = conversation([Some(0), Some(96), Some(240)]);
+    let agg = r.aggregates();
+    let charts = report_charts(&r, &agg);
+    let spec = find(&charts, "prompt-cache");
+    let c = json(spec);
+    assert_eq!(
+        c["xAxis"]["data"],
+        serde_json::json!(["round 1", "round 2", "round 3"])
+    );
+    let series = &c["series"][0];
+    assert_eq!(series["type"], "bar");
+    assert_eq!(series["data"], serde_json::json!([0.0, 48.0, 80.0]));
+    assert_eq!(mark_values(series, "yAxis"), [56.0]);
+    assert!(
+        spec.caption
+            .starts_with("Prompt cache hit rate 56 %: 672 of 1200 prompt tokens"),
+        "{}",
+        spec.caption
+    );
+    // The chart follows the rounds' chart, after the conversation's other charts.
+    let ids: Vec<&str> = charts.iter().map(|c| c.id).collect();
+    assert_eq!(ids.last(), Some(&"prompt-cache"), "{ids:?}");
+
+    // A round that did not say has no bar rather than a 0 % one.
+    let r = conversation([None, Some(96), Some(240)]);
+    let c = json(find(&report_charts(&r, &r.aggregates()), "prompt-cache"));
+    assert_eq!(c["series"][0]["data"], serde_json::json!(["-", 48.0, 80.0]));
+
+    // No cached tokens reported anywhere: no chart, in a conversation or a chat run.
+    let r = conversation([None, None, None]);
+    assert!(
+        report_charts(&r, &r.aggregates())
+            .iter()
+            .all(|c| c.id != "prompt-cache")
+    );
+    let r = chat(6, 5);
+    assert!(
+        report_charts(&r, &r.aggregates())
+            .iter()
+            .all(|c| c.id != "prompt-cache")
     );
 }

@@ -72,8 +72,24 @@ fn finding(id: &str, severity: Severity, title: &str, evidence: String, advice: 
 
 /// Applies every rule to a report. Each finding fires only when the numbers it quotes as
 /// evidence support its statement; statistics about latency come from successful requests,
-/// as in [`Aggregates`].
+/// as in [`Aggregates`]. Reads the report's server scrapes; a caller that has its
+/// [`ServerSeries`](crate::server_metrics::ServerSeries) already calls [`diagnose_with`].
 pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
+    diagnose_with(
+        report,
+        agg,
+        crate::server_metrics::ServerSeries::of_report(report).as_ref(),
+    )
+}
+
+/// [`diagnose`] with the report's server series
+/// ([`ServerSeries::of_report`](crate::server_metrics::ServerSeries::of_report)) computed once
+/// by the caller (`None`: the run has no scrapes).
+pub fn diagnose_with(
+    report: &Report,
+    agg: &Aggregates,
+    server: Option<&crate::server_metrics::ServerSeries>,
+) -> Vec<Finding> {
     let th = report.thresholds;
     let mut out = Vec::new();
     // The headline's requests: in a probe under load, the probe's.
@@ -83,7 +99,7 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
         .collect();
     out.extend(probe_finding(report));
     out.extend(prompt_cache_finding(report, &ok));
-    out.extend(crate::first_token::report_findings(report, agg));
+    out.extend(crate::first_token::report_findings(report, agg, server));
     let ttft_bad = agg.ttft.is_some_and(|t| t.p95 > th.p95_ttft_ms);
     let itl_bad = agg.itl.is_some_and(|i| i.p95 > th.itl_ms);
     // TTFT spread: P95 far above P50 while ITL stays flat means waiting, not computing.

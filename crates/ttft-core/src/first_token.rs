@@ -549,17 +549,25 @@ impl RunFirstToken {
 
 /// A report's first token taken apart from what it holds: its server scrapes (two or more)
 /// for the server's histograms, else its requests' llama.cpp `timings`. Ground truth is not
-/// part of a report: pass it to [`with_ground_truth`].
+/// part of a report: pass it to [`with_ground_truth`]. Reads the scrapes; a caller that has
+/// the report's [`ServerSeries`] already passes it to [`of_report_with`].
 pub fn of_report(report: &Report, agg: &Aggregates) -> Option<RunFirstToken> {
+    of_report_with(report, agg, ServerSeries::of_report(report).as_ref())
+}
+
+/// [`of_report`] with the report's server series ([`ServerSeries::of_report`]) computed once
+/// by the caller; `None` when the run has no scrapes.
+pub fn of_report_with(
+    report: &Report,
+    agg: &Aggregates,
+    series: Option<&ServerSeries>,
+) -> Option<RunFirstToken> {
     let client_p50 = agg.ttft?.p50;
-    if report.server_scrapes.len() >= 2 {
-        let model = Some(report.endpoint.model.as_str());
-        let series = ServerSeries::from_scrapes(&report.server_scrapes, model);
-        if let Some(run) =
-            RunFirstToken::from_histograms(client_p50, agg.ttfb.map(|s| s.min), &series)
-        {
-            return Some(run);
-        }
+    if let Some(series) = series
+        && let Some(run) =
+            RunFirstToken::from_histograms(client_p50, agg.ttfb.map(|s| s.min), series)
+    {
+        return Some(run);
     }
     let parts: Vec<FirstTokenParts> = report
         .headline_requests()
@@ -587,9 +595,14 @@ pub fn with_ground_truth(
     RunFirstToken::from_parts(&parts)
 }
 
-/// The report's first-token findings ([`of_report`]); what [`crate::diagnosis::diagnose`] adds.
-pub fn report_findings(report: &Report, agg: &Aggregates) -> Vec<Finding> {
-    of_report(report, agg)
+/// The report's first-token findings ([`of_report_with`]); what
+/// [`crate::diagnosis::diagnose_with`] adds.
+pub fn report_findings(
+    report: &Report,
+    agg: &Aggregates,
+    series: Option<&ServerSeries>,
+) -> Vec<Finding> {
+    of_report_with(report, agg, series)
         .map(|r| r.findings())
         .unwrap_or_default()
 }

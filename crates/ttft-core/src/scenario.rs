@@ -481,6 +481,29 @@ impl ScenarioConfig {
     }
 }
 
+/// The plan with every phase's warm-ups run as a phase of their own just before it (same
+/// concurrency, no arrival rate), so they are all over before its first measured request: a
+/// sweep's first level holds both, a chat run's already come apart. The runner takes the
+/// server's baseline scrape in between ([`crate::server_metrics::Scrape::after_warmups`]).
+pub fn warmups_first(phases: Vec<Phase>) -> Vec<Phase> {
+    let mut out = Vec::with_capacity(phases.len() + 1);
+    for p in phases {
+        let (warm, measured): (Vec<Job>, Vec<Job>) = p.jobs.into_iter().partition(|j| j.warmup);
+        let jobs = if warm.is_empty() || measured.is_empty() {
+            [warm, measured].concat()
+        } else {
+            out.push(Phase {
+                concurrency: p.concurrency,
+                rate_per_s: 0.0,
+                jobs: warm,
+            });
+            measured
+        };
+        out.push(Phase { jobs, ..p });
+    }
+    out
+}
+
 /// Requests in the run's whole plan.
 pub fn total_jobs(phases: &[Phase]) -> usize {
     phases.iter().map(|p| p.jobs.len()).sum()

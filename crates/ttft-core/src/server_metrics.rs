@@ -26,12 +26,15 @@
 //! - per concept a time series: gauges as read, counters as rates (per second, between
 //!   consecutive scrapes, at the later one's time), the prefix-cache hit rate as hits over
 //!   queries between consecutive scrapes;
-//! - per latency histogram, the **delta** between the first scrape (taken before the run) and
-//!   the last (after it): the observations the server made during the run, and their P50/P90/
+//! - per latency histogram, the **delta** between the baseline and the last scrape (after the
+//!   run): the observations the server made during the run, and their P50/P90/
 //!   P99 by linear interpolation within the bucket that holds the rank, **the way Prometheus'
 //!   `histogram_quantile` does** ([`histogram_quantile`]): the lower bound of the first bucket
 //!   is 0, a rank in the `+Inf` bucket gives the highest finite bound. A histogram absent from
-//!   the first scrape (a server that creates it at its first request) counts from 0.
+//!   the baseline (a server that creates it at its first request) counts from 0. The baseline
+//!   is the scrape taken once the warm-ups were over ([`Scrape::after_warmups`]), so the
+//!   server's figures cover the measured requests as the client's do; without one, the first
+//!   scrape, and [`ServerSeries::coverage`] says the warm-ups are in ([`Coverage`]).
 //! - a **counter reset** (a counter, a bucket or a `_count` lower than in the scrape before:
 //!   the server restarted) is said in [`ServerSeries::reset_at_ms`]; the run's percentiles are
 //!   then left out (a delta across a restart is garbage) and no rate is drawn across it.
@@ -455,6 +458,11 @@ pub struct Scrape {
     pub at_ms: f64,
     /// The exposition text (see [`Scrape::new`] for what is kept).
     pub text: String,
+    /// Taken once the run's warm-ups were over and before its first measured request: the
+    /// baseline of the server's percentiles, which then leave the warm-ups out as the
+    /// client's figures do. Absent from the file when `false` (and from runs saved before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub after_warmups: bool,
 }
 
 impl Scrape {
@@ -478,7 +486,62 @@ impl Scrape {
                 kept.push('\n');
             }
         }
-        Self { at_ms, text: kept }
+        Self {
+            at_ms,
+            text: kept,
+            after_warmups: false,
+        }
+    }
+
+    /// The same scrape marked as taken between the warm-ups and the measured requests.
+    pub fn marked_after_warmups(self) -> Self {
+        Self {
+            after_warmups: true,
+            ..self
+        }
+    }
+}
+
+/// Which requests the server-side percentiles ([`ServerSeries::latency`]) cover: the
+/// histograms' growth from the baseline scrape to the last one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Coverage {
+    /// From the scrape before the run to the one after: the run had no warm-ups (or none was
+    /// said), so that is every request it sent.
+    #[default]
+    WholeRun,
+    /// From the scrape taken after the warm-ups to the one after the run: the measured
+    /// requests, the `warmups` warm-ups left out as in the client's figures.
+    Measured {
+        /// Warm-up requests left out.
+        warmups: usize,
+    },
+    /// From the scrape before the run: the `warmups` warm-ups are in, which the client's
+    /// figures leave out (no scrape was taken between them and the measured requests).
+    WithWarmups {
+        /// Warm-up requests included.
+        warmups: usize,
+    },
+}
+
+impl Coverage {
+    /// What the server's figures cover, in one sentence for the page.
+    pub fn sentence(self) -> String {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        match self {
+            Coverage::WholeRun => "The server's figures cover every request it served from the scrape before the run to the one after it (another client's too).".into(),
+            Coverage::Measured { warmups } => format!(
+                "The server's figures cover the measured requests only, as the browser's do: they start from the scrape taken after the {} (and count any other client's requests meanwhile).",
+                match warmups {
+                    0 => "warm-ups".to_owned(),
+                    n => format!("{n} warm-up{}", plural(n)),
+                }
+            ),
+            Coverage::WithWarmups { warmups } => format!(
+                "The server's figures include the run's {warmups} warm-up request{}, which the browser's leave out: no scrape was taken between the warm-ups and the measured requests.",
+                plural(warmups)
+            ),
+        }
     }
 }
 
@@ -544,6 +607,9 @@ pub struct ServerSeries {
     pub reset_at_ms: Option<f64>,
     /// Sentences for the user (a reset, too few scrapes).
     pub notes: Vec<String>,
+    /// Which requests [`ServerSeries::latency`] covers.
+    #[serde(default)]
+    pub coverage: Coverage,
 }
 
 /// A histogram's cumulative buckets `(le, count)`, sorted by `le`, with its sum and count.
@@ -603,6 +669,7 @@ fn quantile_bucket(q: f64, buckets: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
 /// A scrape read and filtered to one model.
 struct Read {
     at_ms: f64,
+    after_warmups: bool,
     samples: Vec<Sample>,
 }
 
@@ -691,11 +758,31 @@ const GAUGES: [Concept; 5] = [
 const COUNTERS: [Concept; 3] = [C::Preemptions, C::PrefixCacheHits, C::PrefixCacheQueries];
 
 impl ServerSeries {
+    /// What a report's scrapes say, for its model; `None` with fewer than two scrapes. Its
+    /// warm-ups are left out of the percentiles when a scrape was marked after them, and
+    /// [`ServerSeries::coverage`] says so either way. Compute it once per report and pass it on.
+    pub fn of_report(report: &crate::report::Report) -> Option<Self> {
+        (report.server_scrapes.len() >= 2).then(|| {
+            let warmups = report.requests.iter().filter(|r| r.warmup).count();
+            Self::with_warmups(
+                &report.server_scrapes,
+                Some(&report.endpoint.model),
+                warmups,
+            )
+        })
+    }
+
     /// Everything the scrapes of a run say, for `model` (`None` or empty: every model). The
     /// scrapes may come in any order; they are sorted by time. The first should be taken
-    /// before the run's first request and the last after its last, for the percentiles to
-    /// cover the whole run.
+    /// before the run's first request and the last after its last; the percentiles start from
+    /// the last scrape marked [`Scrape::after_warmups`] before the last, else from the first.
     pub fn from_scrapes(scrapes: &[Scrape], model: Option<&str>) -> Self {
+        Self::with_warmups(scrapes, model, 0)
+    }
+
+    /// [`ServerSeries::from_scrapes`] of a run that sent `warmups` warm-up requests first:
+    /// [`ServerSeries::coverage`] says whether the percentiles leave them out.
+    pub fn with_warmups(scrapes: &[Scrape], model: Option<&str>, warmups: usize) -> Self {
         let mut sorted: Vec<&Scrape> = scrapes.iter().filter(|s| s.at_ms.is_finite()).collect();
         sorted.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
         let mut out = ServerSeries {
@@ -715,6 +802,7 @@ impl ServerSeries {
             let types = e.types;
             reads.push(Read {
                 at_ms: s.at_ms,
+                after_warmups: s.after_warmups,
                 samples: e
                     .samples
                     .into_iter()
@@ -822,7 +910,17 @@ impl ServerSeries {
                 "the server's counters went back at {} on the run's clock (it restarted?): its percentiles over the run are left out, and no rate is drawn across the restart",
                 crate::format::ms(at)
             ));
-        } else if let (Some(first), Some(last)) = (reads.first(), reads.last()) {
+        } else if let Some(last) = reads.last() {
+            // The deltas start after the warm-ups when a scrape was taken there.
+            let marked = reads[..reads.len() - 1]
+                .iter()
+                .rposition(|r| r.after_warmups);
+            out.coverage = match (marked, warmups) {
+                (Some(_), _) => Coverage::Measured { warmups },
+                (None, 0) => Coverage::WholeRun,
+                (None, n) => Coverage::WithWarmups { warmups: n },
+            };
+            let first = &reads[marked.unwrap_or(0)];
             for concept in Concept::LATENCIES {
                 if let Some(d) = pick(&reads, concept)
                     && let Some(l) = latency(concept, d.name, first, last)

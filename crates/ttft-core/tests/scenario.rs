@@ -4,7 +4,7 @@
 use ttft_core::metrics::{MetricsConfig, RequestMetrics};
 use ttft_core::scenario::{
     Conversation, ScenarioConfig, ScenarioError, ScenarioKind, connection_limit_warning,
-    parse_levels, poisson_gap_ms, total_jobs,
+    parse_levels, poisson_gap_ms, total_jobs, warmups_first,
 };
 use ttft_core::timeline::RequestRecorder;
 
@@ -28,6 +28,39 @@ fn chat_plan_has_warmups_then_measured_requests() {
             .len(),
         1
     );
+}
+
+#[test]
+fn warm_ups_come_apart_before_the_first_measured_request() {
+    // A sweep's first level holds its warm-up and its measured requests in one phase.
+    let c = ScenarioConfig {
+        kind: ScenarioKind::ConcurrencySweep,
+        levels: "4, 8".into(),
+        requests: 2,
+        warmup: 2,
+        ..ScenarioConfig::default()
+    };
+    let plan = c.plan("m", None).unwrap();
+    assert!(plan[0].jobs.iter().any(|j| j.warmup) && plan[0].jobs.iter().any(|j| !j.warmup));
+    let apart = warmups_first(plan.clone());
+    let shape: Vec<(u32, usize, bool)> = apart
+        .iter()
+        .map(|p| (p.concurrency, p.jobs.len(), p.jobs.iter().all(|j| j.warmup)))
+        .collect();
+    assert_eq!(shape, [(4, 2, true), (4, 4, false), (8, 8, false)]);
+    assert_eq!(total_jobs(&apart), total_jobs(&plan));
+    assert!(apart[1..].iter().all(|p| p.jobs.iter().all(|j| !j.warmup)));
+    // A chat plan is already apart; a Poisson rate stays with the measured phase.
+    let chat = ScenarioConfig {
+        requests: 3,
+        warmup: 1,
+        rate_per_s: 2.0,
+        ..ScenarioConfig::default()
+    }
+    .plan("m", None)
+    .unwrap();
+    assert_eq!(warmups_first(chat.clone()), chat);
+    assert_eq!(chat[1].rate_per_s, 2.0);
 }
 
 #[test]

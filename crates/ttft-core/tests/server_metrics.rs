@@ -14,7 +14,7 @@ use ttft_core::metrics::MetricsConfig;
 use ttft_core::prometheus::{Exposition, MetricType, Sample, parse, render};
 use ttft_core::report::{EndpointInfo, Report, RequestRecord, read_json};
 use ttft_core::server_metrics::{
-    Concept, Scrape, ServerKind, ServerSeries, histogram_quantile, metrics_url,
+    Concept, Coverage, Scrape, ServerKind, ServerSeries, histogram_quantile, metrics_url,
 };
 use ttft_core::timeline::RequestRecorder;
 
@@ -663,6 +663,142 @@ fn diagnosis_names_the_dominant_part_and_flags_disagreement() {
             .iter()
             .all(|f| f.id != "first_token_parts")
     );
+}
+
+/// A vLLM TTFT histogram with buckets ≤ 0.1 s, ≤ 0.5 s and `+Inf` (cumulative counts).
+fn ttft_histogram(le: [f64; 3], sum: f64) -> String {
+    let name = "vllm:time_to_first_token_seconds";
+    let m = format!("model_name=\"{VLLM_MODEL}\"");
+    format!(
+        "# TYPE {name} histogram\n\
+         {name}_bucket{{{m},le=\"0.1\"}} {}\n\
+         {name}_bucket{{{m},le=\"0.5\"}} {}\n\
+         {name}_bucket{{{m},le=\"+Inf\"}} {}\n\
+         {name}_sum{{{m}}} {sum}\n\
+         {name}_count{{{m}}} {}\n",
+        le[0], le[1], le[2], le[2]
+    )
+}
+
+#[test]
+fn the_servers_figures_start_after_the_warm_ups() {
+    // One warm-up observed at 0.3 s, then four measured requests at 0.05 s.
+    let scrapes = |marked: bool| {
+        let after = Scrape::new(500.0, &ttft_histogram([0.0, 1.0, 1.0], 0.3));
+        vec![
+            Scrape::new(0.0, &ttft_histogram([0.0, 0.0, 0.0], 0.0)),
+            if marked {
+                after.marked_after_warmups()
+            } else {
+                after
+            },
+            Scrape::new(3000.0, &ttft_histogram([4.0, 5.0, 5.0], 0.5)),
+        ]
+    };
+    let with_warmup = |scrapes: Vec<Scrape>| {
+        let mut r = report_with_ttft(50.0, scrapes);
+        r.requests[0].warmup = true;
+        r
+    };
+    let report = with_warmup(scrapes(true));
+    let s = ServerSeries::of_report(&report).unwrap();
+    assert_eq!(s.coverage, Coverage::Measured { warmups: 1 });
+    let t = s.latency(Concept::Ttft).unwrap();
+    assert!(
+        close(t.count, 4.0),
+        "only the measured requests: {}",
+        t.count
+    );
+    assert_eq!(t.count as usize, report.measured().count());
+    assert_close(t.mean_ms, 50.0); // (0.5 − 0.3) s / 4
+    assert_close(t.p50_ms, 50.0); // rank 2 of 4 in (0, 0.1]
+    assert!(s.coverage.sentence().contains("measured requests only"));
+    // The gauges' and rates' series still start before the warm-ups.
+    assert_eq!(s.scrapes, 3);
+
+    // Without the marked scrape the warm-up is in, and the series says so.
+    let s = ServerSeries::of_report(&with_warmup(scrapes(false))).unwrap();
+    assert_eq!(s.coverage, Coverage::WithWarmups { warmups: 1 });
+    assert!(close(s.latency(Concept::Ttft).unwrap().count, 5.0));
+    assert!(
+        s.coverage
+            .sentence()
+            .contains("include the run's 1 warm-up request,")
+    );
+    // A run without warm-ups covers the whole run.
+    let s = ServerSeries::of_report(&report_with_ttft(50.0, scrapes(false))).unwrap();
+    assert_eq!(s.coverage, Coverage::WholeRun);
+    // A marked last scrape is no baseline (nothing after it to count).
+    let mut last = scrapes(false);
+    last[2].after_warmups = true;
+    let s = ServerSeries::of_report(&with_warmup(last)).unwrap();
+    assert_eq!(s.coverage, Coverage::WithWarmups { warmups: 1 });
+    // The first-token decomposition and the diagnosis read the same series.
+    let agg = report.aggregates();
+    let series = ServerSeries::of_report(&report);
+    assert_eq!(
+        ttft_core::first_token::of_report(&report, &agg),
+        ttft_core::first_token::of_report_with(&report, &agg, series.as_ref())
+    );
+    assert_eq!(
+        diagnose(&report, &agg),
+        ttft_core::diagnosis::diagnose_with(&report, &agg, series.as_ref())
+    );
+    // One scrape: no series at all.
+    assert!(
+        ServerSeries::of_report(&report_with_ttft(50.0, scrapes(true)[..1].to_vec())).is_none()
+    );
+    // The mark is kept in the file, and absent when not set.
+    let back = read_json(&serde_json::to_vec(&report).unwrap()).unwrap();
+    assert_eq!(back.server_scrapes, report.server_scrapes);
+    let value = serde_json::to_value(&report).unwrap();
+    let marks: Vec<bool> = value["server_scrapes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.get("after_warmups").is_some())
+        .collect();
+    assert_eq!(marks, [false, true, false]);
+}
+
+#[test]
+fn ground_truth_takes_each_measured_request_apart_by_its_id() {
+    // Five requests r0–r4: r0 a warm-up, r4 without a record in the server's list.
+    let mut report = report_with_ttft(300.0, Vec::new());
+    for (i, r) in report.requests.iter_mut().enumerate() {
+        r.server_request_id = Some(format!("r{i}"));
+    }
+    report.requests[0].warmup = true;
+    let record = |id: &str, queue: f64| {
+        serde_json::json!({
+            "id": id, "queue_ms": queue, "prefill_ms": 100.0,
+            "chunks": [{"written_ms": 150.0 + queue}],
+        })
+    };
+    let list = serde_json::json!({
+        "object": "list",
+        "data": [record("r0", 900.0), record("r1", 10.0), record("r2", 20.0), record("r3", 30.0), {"queue_ms": 1.0}],
+    });
+    let truths = ServerSide::list_from_truth_json(&list.to_string()).unwrap();
+    assert_eq!(truths.len(), 4, "a record without an id is left out");
+    let run = ttft_core::first_token::with_ground_truth(&report, &truths).unwrap();
+    assert_eq!(
+        run.basis,
+        Basis::PerRequest {
+            requests: 3,
+            shared_clock: 0
+        }
+    );
+    let part = |p: Part| run.parts.iter().find(|(q, _)| *q == p).map(|x| x.1);
+    assert_eq!(
+        part(Part::Queue),
+        Some(20.0),
+        "the warm-up's 900 ms queue is left out"
+    );
+    assert_eq!(part(Part::Prefill), Some(100.0));
+    assert_eq!(run.server_ttft_p50_ms, Some(170.0));
+    // No record matches: nothing to show.
+    assert!(ttft_core::first_token::with_ground_truth(&report, &Default::default()).is_none());
 }
 
 #[test]

@@ -271,12 +271,35 @@ async fn the_servers_view_beside_the_browsers() -> anyhow::Result<()> {
             );
         }
     }
-    // Every request the run sent (warm-ups included) reached the server's TTFT histogram.
-    assert_eq!(ttft_count, Some(run.requests.len().to_string()));
+    // The server's figures start from the scrape taken after the warm-up: its TTFT histogram
+    // grew by exactly the measured requests, as the browser's figures count them.
+    let measured = run.requests.iter().filter(|r| !r.warmup).count();
+    assert_eq!(measured, 12);
+    assert!(
+        run.requests.len() > measured,
+        "the run sent its warm-up first"
+    );
+    assert_eq!(
+        run.server_scrapes
+            .iter()
+            .filter(|s| s.after_warmups)
+            .count(),
+        1,
+        "one scrape marked after the warm-ups"
+    );
+    assert_eq!(ttft_count, Some(measured.to_string()));
+    let coverage = wait_text(c, "server-coverage", 5, |t| !t.is_empty()).await?;
+    assert!(coverage.contains("measured requests only"), "{coverage}");
     let (charts, _) = drawn_charts(c, "report-charts", 30).await?;
     assert!(charts.iter().any(|id| id == "server-metrics"), "{charts:?}");
     let parts = wait_text(c, "first-token-parts", 5, |t| t.contains("taken apart")).await?;
     assert!(parts.contains("the largest part"), "{parts}");
+    // The reference endpoint's ground truth takes each measured request's first token apart.
+    let truth = wait_text(c, "first-token-truth", 10, |t| t.contains("taken apart")).await?;
+    assert!(
+        truth.contains("per request (12 with server data)") && truth.contains("prefill"),
+        "{truth}"
+    );
     session.client.close().await?;
     Ok(())
 }
@@ -296,7 +319,7 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     let itl = wait_text(c, "itl-p95", 5, |t| t.ends_with("ms")).await?;
     let (charts, _) = drawn_charts(c, "report-charts", 20).await?;
     let link = make_share_link(c).await?;
-    assert!(link.contains("#share=r2."));
+    assert!(link.contains("#share=r3."));
     c.clone().close().await?;
     let fresh = browser(&session.driver).await?;
     fresh.goto(&link).await?;

@@ -70,12 +70,19 @@ pub(super) fn ttft_vs_prompt(ok: &[&RequestRecord], agg: &Aggregates) -> Option<
     })
 }
 
+/// What the load charts know of the run's SLO.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum SloState<'a> {
+    /// Scored by the caller.
+    Scored(&'a ttft_core::slo::SloReport),
+    /// To be scored here.
+    Score,
+    /// Not scored yet: drawn without its mark and goodput, and again once it is.
+    Pending,
+}
+
 /// Latency per level (concurrency, rate) with thresholds and the knee, and throughput.
-pub(super) fn levels(
-    report: &Report,
-    agg: &Aggregates,
-    slo: Option<&ttft_core::slo::SloReport>,
-) -> Vec<ChartSpec> {
+pub(super) fn levels(report: &Report, agg: &Aggregates, slo: SloState) -> Vec<ChartSpec> {
     let groups: Vec<_> = agg.groups.iter().filter(|g| g.level.is_some()).collect();
     if groups.len() < 2 {
         return Vec::new();
@@ -107,18 +114,20 @@ pub(super) fn levels(
     // beside throughput.
     let evaluated;
     let slo = match slo {
-        Some(s) => s,
-        None => {
+        SloState::Scored(s) => Some(s),
+        SloState::Score => {
             evaluated = ttft_core::slo::evaluate(report, &report.slo);
-            &evaluated
+            Some(&evaluated)
         }
+        SloState::Pending => None,
     };
     let mut level_marks = Vec::new();
     if let Some(k) = agg.knee_level {
         level_marks.push(vline(&format!("knee at {k}"), k));
     }
-    if let Some(h) = slo.highest_level_meeting {
-        level_marks.push(vline(&format!("{} SLO met up to {h}", slo.set.name), h));
+    if let Some(h) = slo.and_then(|s| s.highest_level_meeting) {
+        let name = slo.map_or("", |s| s.set.name.as_str());
+        level_marks.push(vline(&format!("{name} SLO met up to {h}"), h));
     }
     let mut ttft_p50 = line("TTFT P50", &|g| g.ttft.map(|s| s.p50), 0.0);
     if !level_marks.is_empty() {
@@ -150,12 +159,7 @@ pub(super) fn levels(
                     THRESHOLD,
                 )),
         );
-    let goodput: Vec<_> = slo
-        .levels
-        .iter()
-        .filter_map(|l| Some(xy(l.level?, l.goodput_per_s?)))
-        .collect();
-    let throughput = base(Trigger::Axis)
+    let mut throughput = base(Trigger::Axis)
         .title(title("Throughput against load"))
         .x_axis(level_axis("level (concurrency or rate)"))
         .y_axis(value_axis("output tokens / s").scale(false))
@@ -164,8 +168,14 @@ pub(super) fn levels(
             "aggregate tokens/s",
             &|g| g.throughput_tokens_per_s,
             0.0,
-        ))
-        .series(
+        ));
+    if let Some(slo) = slo {
+        let goodput: Vec<_> = slo
+            .levels
+            .iter()
+            .filter_map(|l| Some(xy(l.level?, l.goodput_per_s?)))
+            .collect();
+        throughput = throughput.series(
             Line::new()
                 .name(format!(
                     "goodput: requests/s meeting the {} SLO",
@@ -176,6 +186,7 @@ pub(super) fn levels(
                 .line_style(LineStyle::new().type_(LineStyleType::Dashed))
                 .data(goodput),
         );
+    }
     vec![
         ChartSpec {
             id: "levels",
@@ -192,7 +203,10 @@ pub(super) fn levels(
                         agg.knee_factor
                     ),
                 },
-                slo.sentence()
+                slo.map_or_else(
+                    || "The SLO mark and goodput follow once the SLO is scored.".to_owned(),
+                    |s| s.sentence()
+                )
             ),
             chart,
         },

@@ -6,9 +6,11 @@
 //! (delivered against read text of the median request, with the reader waits), `load` (TTFT
 //! against prompt length, latency and throughput against load, multi-turn rounds) and `agent`
 //! (time to valid JSON), `probe` (a browser probe's TTFT against the load client's requests in
-//! flight, only in a run that holds both).
+//! flight, only in a run that holds both), `server` (the server's gauges from its `/metrics`)
+//! and `cache` (prompt-cache hit rate per group, only when the server reported cached tokens).
 
 mod agent;
+mod cache;
 mod latency;
 mod load;
 mod probe;
@@ -17,26 +19,71 @@ mod server;
 mod timeline;
 
 use ttft_core::report::{Aggregates, Report, RequestRecord};
+use ttft_core::server_metrics::ServerSeries;
 
 use crate::ChartSpec;
 
 use agent::json_valid;
 use latency::{first_token_cdf, itl_cdf, latency_histogram};
-use load::{levels, rounds, ttft_vs_prompt};
+use load::{SloState, levels, rounds, ttft_vs_prompt};
 use reading::reading;
 use timeline::{itl_by_position, waterfall};
 
 /// Every chart that has data in this run, in reading order.
 pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
-    report_charts_with_slo(report, agg, None)
+    report_charts_with_slo(report, agg, None, ServerSeries::of_report(report).as_ref())
+}
+
+/// The load charts alone (latency and throughput per level; none for a conversation, a prompt
+/// sweep or fewer than two levels), marked where the run meets its SLO: for drawing them again
+/// once the SLO is scored, after [`report_charts_before_slo`]'s first drawing.
+pub fn load_charts(
+    report: &Report,
+    agg: &Aggregates,
+    slo: &ttft_core::slo::SloReport,
+) -> Vec<ChartSpec> {
+    load(report, agg, SloState::Scored(slo))
+}
+
+fn load(report: &Report, agg: &Aggregates, slo: SloState) -> Vec<ChartSpec> {
+    if ttft_core::scenario::is_conversation_id(&report.scenario)
+        || report.scenario == "prompt_sweep"
+    {
+        return Vec::new();
+    }
+    levels(report, agg, slo)
+}
+
+/// [`report_charts_with_slo`] before the SLO is scored (it scores every stream, the slowest part
+/// of a large run's statistics): the load charts come without the SLO's mark and goodput, which
+/// [`load_charts`] adds once it is.
+pub fn report_charts_before_slo(
+    report: &Report,
+    agg: &Aggregates,
+    server: Option<&ServerSeries>,
+) -> Vec<ChartSpec> {
+    charts(report, agg, SloState::Pending, server)
 }
 
 /// [`report_charts`], with the run already held to its SLO set (`ttft_core::slo::evaluate`) when
-/// the caller has it, so the load chart does not score every stream again.
+/// the caller has it, so the load chart does not score every stream again, and with the run's
+/// server series (`ServerSeries::of_report`, `None` without scrapes) computed once by the
+/// caller, who shows it elsewhere too.
 pub fn report_charts_with_slo(
     report: &Report,
     agg: &Aggregates,
     slo: Option<&ttft_core::slo::SloReport>,
+    server: Option<&ServerSeries>,
+) -> Vec<ChartSpec> {
+    let slo = slo.map_or(SloState::Score, SloState::Scored);
+    charts(report, agg, slo, server)
+}
+
+fn charts(
+    report: &Report,
+    agg: &Aggregates,
+    slo: SloState,
+    server: Option<&ServerSeries>,
 ) -> Vec<ChartSpec> {
     // The headline's requests: in a probe under load, the probe's (the load is drawn against
     // it in the first chart).
@@ -77,15 +124,15 @@ pub fn report_charts_with_slo(
     if !report.requests.is_empty() {
         out.push(waterfall(report));
     }
-    out.extend(server::server_metrics(report));
+    out.extend(server.and_then(server::server_metrics));
     out.extend(reading(report));
     out.extend(itl_by_position(&per_req_itl, agg));
     out.extend(ttft_vs_prompt(&ok, agg));
     if ttft_core::scenario::is_conversation_id(&report.scenario) {
         out.extend(rounds(report, agg));
-    } else if report.scenario != "prompt_sweep" {
-        out.extend(levels(report, agg, slo));
     }
+    out.extend(load(report, agg, slo));
+    out.extend(cache::prompt_cache(agg));
     out.extend(json_valid(&ok, agg));
     out
 }

@@ -5,7 +5,6 @@
 
 use charming::element::{Symbol, Trigger};
 use charming::series::Line;
-use ttft_core::report::Report;
 use ttft_core::server_metrics::{Concept, ServerSeries};
 
 use crate::ChartSpec;
@@ -15,12 +14,9 @@ use crate::style::{base, round, title, value_axis, xy};
 const COUNTS: [Concept; 2] = [Concept::QueueDepth, Concept::Running];
 const RATIOS: [Concept; 2] = [Concept::KvCacheRatio, Concept::PrefixCacheHitRate];
 
-/// The server's gauges over the run; `None` without scrapes or without any of those gauges.
-pub(super) fn server_metrics(report: &Report) -> Option<ChartSpec> {
-    if report.server_scrapes.len() < 2 {
-        return None;
-    }
-    let series = ServerSeries::from_scrapes(&report.server_scrapes, Some(&report.endpoint.model));
+/// The server's gauges over the run (the report's series, computed once by the caller);
+/// `None` without any of those gauges.
+pub(super) fn server_metrics(series: &ServerSeries) -> Option<ChartSpec> {
     let line = |concept: Concept, axis: f64, scale: f64| {
         series.series(concept).map(|s| {
             Line::new()
