@@ -131,6 +131,14 @@ fn named(index: &str, suffix: &str) -> Vec<String> {
 }
 
 /// A fresh scratch directory under the system's temp directory.
+/// The paths a generated `sw.js` precaches: the JSON array after `const SHELL =`.
+fn precached(sw: &str) -> Vec<String> {
+    let start = sw.find("const SHELL =").expect("sw.js has its SHELL list") + "const SHELL =".len();
+    let rest = &sw[start..];
+    let end = rest.find("];").expect("SHELL ends") + 1;
+    serde_json::from_str(rest[..end].trim()).expect("SHELL is a JSON array of paths")
+}
+
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ttft-embedded-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -184,6 +192,60 @@ fn one_binary_serves_the_studio_from_an_empty_directory() {
     }
     let first_wasm = get(addr, &wasm[0]);
     assert!(first_wasm.body.starts_with(b"\0asm"), "{} is wasm", wasm[0]);
+
+    // Installable and offline from the one binary too: the service worker, every file it
+    // precaches, the manifest and each icon it names are served, not the app's fallback page.
+    let sw = get(addr, "/sw.js");
+    assert_eq!(sw.status, 200, "/sw.js");
+    assert_eq!(sw.header("content-type"), "text/javascript", "/sw.js");
+    assert_eq!(
+        sw.header("cache-control"),
+        "no-cache",
+        "/sw.js is revalidated"
+    );
+    let sw_text = String::from_utf8(sw.body.clone()).unwrap();
+    let shell = precached(&sw_text);
+    assert!(shell.len() > 4, "sw.js precaches the app shell: {sw_text}");
+    for p in wasm.iter().chain(&js) {
+        assert!(shell.contains(p), "sw.js precaches {p}: {shell:?}");
+    }
+    for p in &shell {
+        let r = get(addr, p);
+        assert_eq!(r.status, 200, "precached {p}");
+        if p != "/" && !p.ends_with(".html") {
+            assert_ne!(
+                r.body, index.body,
+                "precached {p} is its own file, not the app page"
+            );
+        }
+    }
+    let manifest = get(addr, "/public/manifest.webmanifest");
+    assert_eq!(manifest.status, 200);
+    assert_eq!(manifest.header("content-type"), "application/manifest+json");
+    let m: serde_json::Value = serde_json::from_slice(&manifest.body).unwrap();
+    assert_eq!(m["display"], "standalone", "{m}");
+    let icons = m["icons"].as_array().expect("the manifest names icons");
+    for size in ["192x192", "512x512"] {
+        assert!(
+            icons
+                .iter()
+                .any(|i| i["sizes"] == size && i["type"] == "image/png"),
+            "a {size} PNG icon: {m}"
+        );
+    }
+    for icon in icons {
+        let src = icon["src"].as_str().unwrap();
+        let r = get(addr, src);
+        assert_eq!(r.status, 200, "{src}");
+        assert_eq!(
+            r.header("content-type"),
+            icon["type"].as_str().unwrap(),
+            "{src}"
+        );
+        if icon["type"] == "image/png" {
+            assert!(r.body.starts_with(b"\x89PNG"), "{src} is a PNG");
+        }
+    }
 
     let unknown = get(addr, "/runs/42");
     assert_page(&unknown, "an unknown path");

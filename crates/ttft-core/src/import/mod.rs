@@ -122,7 +122,10 @@ pub enum Format {
 
 /// What one file is, from its content.
 enum Kind {
-    Studio(Value),
+    /// The studio's own report: parsed straight into a [`Report`] from the text, never through
+    /// a `Value` tree (a 10,000-request report is 90 MB of JSON; a tree of it takes several
+    /// times that, and a wasm tab's memory never shrinks back).
+    Studio,
     Vllm(Value),
     GuideLlm(Value),
     /// AIPerf records or raw lines.
@@ -177,7 +180,7 @@ fn classify_object(v: Value) -> Result<Kind, ImportError> {
         return Err(ImportError::UnknownFormat);
     };
     if file::looks_like_report(obj) {
-        return Ok(Kind::Studio(v));
+        return Ok(Kind::Studio);
     }
     if obj.contains_key("benchmarks") {
         return Ok(Kind::GuideLlm(v));
@@ -210,6 +213,9 @@ fn classify_object(v: Value) -> Result<Kind, ImportError> {
 /// Reads a file's text and tells what it is: one JSON document, or JSON lines (AIPerf,
 /// SGLang).
 fn classify(text: &str) -> Result<Kind, ImportError> {
+    if is_studio_report(text) {
+        return Ok(Kind::Studio);
+    }
     let text = python_json(text);
     let whole = serde_json::from_str::<Value>(&text);
     let whole_err = match whole {
@@ -246,10 +252,29 @@ fn classify(text: &str) -> Result<Kind, ImportError> {
     Err(ImportError::UnknownFormat)
 }
 
+/// Whether `text` is one JSON object whose top-level keys are a studio report's, found by a
+/// scan that builds nothing but the keys (every value is skipped, not parsed into a tree).
+fn is_studio_report(text: &str) -> bool {
+    type TopLevel = serde_json::Map<String, Value>;
+    let Ok(keys) =
+        serde_json::from_str::<std::collections::BTreeMap<String, serde::de::IgnoredAny>>(text)
+    else {
+        return false;
+    };
+    let object: TopLevel = keys.into_keys().map(|k| (k, Value::Null)).collect();
+    file::looks_like_report(&object)
+}
+
 /// Reads a result file into one or more reports.
 pub fn import(text: &str) -> Result<(Format, Vec<Report>), ImportError> {
-    match classify(text)? {
-        Kind::Studio(v) => Ok((Format::Studio, vec![file::read_value(v)?])),
+    reports_of(classify(text)?, text)
+}
+
+/// The reports of one file already classified as `kind` (`text` is the file's, for the
+/// studio's own reports, read straight from it).
+fn reports_of(kind: Kind, text: &str) -> Result<(Format, Vec<Report>), ImportError> {
+    match kind {
+        Kind::Studio => Ok((Format::Studio, vec![file::read_json(text.as_bytes())?])),
         Kind::Vllm(v) => vllm(&v).map(|r| (Format::Vllm, vec![r])),
         Kind::GuideLlm(v) => guidellm::import(&v).map(|r| (Format::GuideLlm, r)),
         Kind::Aiperf(lines, f) => aiperf::import(&lines, f, None).map(|r| (f, vec![r])),
@@ -291,7 +316,7 @@ pub fn import_files(files: &[(&str, &str)]) -> Result<Vec<(Format, Vec<Report>)>
                     aiperf_aggregate = Some(v);
                 }
             }
-            _ => out.push(import(text).map_err(|e| in_file(name, e))?),
+            kind => out.push(reports_of(kind, text).map_err(|e| in_file(name, e))?),
         }
     }
     if !genai.is_empty() {
