@@ -436,7 +436,7 @@ async fn distributed_run_matches_ground_truth() -> Result<()> {
 /// agrees with ground truth within the same tolerances.
 async fn import_in_chromium(dir: &Path, native: &ttft_core::Report, truth: &[Value]) -> Result<()> {
     use fantoccini::Locator;
-    use ttft_e2e::{open_studio, saved_runs, wait_text};
+    use ttft_e2e::{drawn_charts, open_studio, saved_runs, wait_text};
 
     let session = open_studio().await?;
     let c = &session.client;
@@ -506,7 +506,57 @@ async fn import_in_chromium(dir: &Path, native: &ttft_core::Report, truth: &[Val
         f.p99
     );
     ensure!(g.p99 <= ITL_P99_MS && f.p99 <= TTFT_P99_MS, "tolerance");
+
+    // Back to the studio's charts and a link, as a user would hand the run on.
+    let (charts, _) = drawn_charts(c, "report-charts", 30).await?;
+    let fresh = reopen_in_fresh_profile(&session, &charts).await?;
+    wait_text(&fresh, "run-vantage", 10, |t| {
+        t.contains("locust (2 workers on 1 host)")
+    })
+    .await?;
+    fresh.close().await?;
     Ok(())
+}
+
+/// Makes the shown run's share link, opens it in a fresh browser profile (nothing saved, as a
+/// colleague would) and checks that it shows the same TTFT P50 (within the link's 0.1 ms steps
+/// and the display's rounding) and redraws the same charts; returns that browser.
+async fn reopen_in_fresh_profile(
+    session: &ttft_e2e::Session,
+    charts: &[String],
+) -> Result<fantoccini::Client> {
+    use ttft_e2e::{browser, drawn_charts, make_share_link, wait_text};
+    let c = &session.client;
+    let ttft = wait_text(c, "ttft-p50", 10, |t| {
+        t.ends_with("ms") || t.ends_with(" s")
+    })
+    .await?;
+    let link = make_share_link(c).await?;
+    ensure!(link.contains("#share=r3."), "{link}");
+    let fresh = browser(&session.driver).await?;
+    fresh.goto(&link).await?;
+    let shown = wait_text(&fresh, "ttft-p50", 20, |t| {
+        t.ends_with("ms") || t.ends_with(" s")
+    })
+    .await?;
+    let value = |t: &str| -> Result<f64> {
+        let (n, unit) = t.split_once(' ').context("a number and a unit")?;
+        Ok(n.parse::<f64>()? * if unit == "s" { 1000.0 } else { 1.0 })
+    };
+    ensure!(
+        (value(&shown)? - value(&ttft)?).abs() <= 0.55,
+        "the link shows TTFT P50 {shown}, the run {ttft}"
+    );
+    let (fresh_charts, _) = drawn_charts(&fresh, "report-charts", 30).await?;
+    ensure!(
+        fresh_charts == charts,
+        "the link draws {fresh_charts:?}, the run {charts:?}"
+    );
+    println!(
+        "share link: {} characters, opened in a fresh profile with TTFT P50 {shown} (run {ttft})",
+        link.len()
+    );
+    Ok(fresh)
 }
 
 /// A worker SIGKILLed mid-run: the files still merge, what it finished is kept, and what it
@@ -736,6 +786,15 @@ async fn a_browser_probe_feels_the_locust_load() -> Result<()> {
         charts.first().map(String::as_str) == Some("probe-load"),
         "charts: {charts:?}"
     );
+
+    // The link keeps each request's client: a colleague sees the probe under load too.
+    let fresh = reopen_in_fresh_profile(&session, &charts).await?;
+    let shared = wait_text(&fresh, "probe-headline", 10, |t| !t.is_empty()).await?;
+    ensure!(
+        shared.contains(&format!("the probe's {PROBE_REQUESTS} browser request(s)")),
+        "the shared link's headline: {shared}"
+    );
+    fresh.close().await?;
 
     let merged = saved_runs(c).await?.remove(0);
     ensure!(
