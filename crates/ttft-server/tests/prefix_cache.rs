@@ -181,6 +181,96 @@ async fn models_without_a_cache_report_and_record_nothing_of_one() {
     }
 }
 
+async fn metrics_text(app: &axum::Router) -> String {
+    let resp = app
+        .clone()
+        .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    String::from_utf8(
+        resp.into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap()
+}
+
+/// A sample of `/metrics` text for one model.
+fn sample(text: &str, name: &str, model: &str) -> Option<f64> {
+    ttft_core::prometheus::parse(text)
+        .samples
+        .into_iter()
+        .find(|s| s.name == name && s.label("model_name") == Some(model))
+        .map(|s| s.value)
+}
+
+#[tokio::test]
+async fn metrics_count_the_prefix_cache_in_tokens_as_vllm_does() {
+    let app = server();
+    let before = metrics_text(&app).await;
+    let mut ids = Vec::new();
+    for q in [
+        "What are the costs?",
+        "And the revenue, quarter by quarter?",
+    ] {
+        let body = long_chat("sim-cache", q);
+        ids.push(
+            post(&app, "/v1/chat/completions", &body.to_string())
+                .await
+                .0,
+        );
+    }
+    post(
+        &app,
+        "/v1/chat/completions",
+        &long_chat("sim-fast", "What are the costs?").to_string(),
+    )
+    .await;
+    let after = metrics_text(&app).await;
+    // vLLM's counters: every prompt token is a query, every cached one a hit.
+    let (mut queried, mut hit) = (0u64, 0u64);
+    for id in &ids {
+        let t = truth(&app, id).await;
+        queried += t["prompt_tokens"].as_u64().unwrap();
+        hit += t["cached_tokens"].as_u64().unwrap();
+    }
+    assert!(
+        hit > 0,
+        "the second prompt shares the first's system prompt"
+    );
+    let q = sample(&after, "vllm:prefix_cache_queries_total", "sim-cache");
+    let h = sample(&after, "vllm:prefix_cache_hits_total", "sim-cache");
+    assert_eq!(q, Some(queried as f64), "{after}");
+    assert_eq!(h, Some(hit as f64), "{after}");
+    assert!(after.contains("# TYPE vllm:prefix_cache_hits_total counter"));
+    // A model without a cache publishes none, and nothing is published before a request.
+    assert_eq!(
+        sample(&after, "vllm:prefix_cache_queries_total", "sim-fast"),
+        None
+    );
+    assert!(!before.contains("prefix_cache"), "{before}");
+    // The studio reads them as the hit rate over the run.
+    let series = ttft_core::server_metrics::ServerSeries::from_scrapes(
+        &[
+            ttft_core::server_metrics::Scrape::new(0.0, &before),
+            ttft_core::server_metrics::Scrape::new(1000.0, &after),
+        ],
+        Some("sim-cache"),
+    );
+    let rate = series
+        .series(ttft_core::server_metrics::Concept::PrefixCacheHitRate)
+        .expect("a hit-rate series");
+    assert_eq!(
+        rate.metric,
+        "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total"
+    );
+    assert_eq!(rate.points.len(), 1);
+    assert!((rate.points[0].value - hit as f64 / queried as f64).abs() < 1e-12);
+}
+
 /// Runs the shared-prefix scenario's plan against the app as the studio's runner does: each
 /// round sent with the conversation so far, its answer recorded into the next.
 async fn run_shared_prefix(app: &axum::Router, extra_body: &str) -> Report {

@@ -121,6 +121,16 @@ struct ModelMetrics {
     prompt_tokens: u64,
     generation_tokens: u64,
     preemptions: u64,
+    /// Prompt tokens looked up in the prefix cache and served by it (vLLM's
+    /// `prefix_cache_queries` / `prefix_cache_hits`, in tokens); `None` for a model without one.
+    prefix_cache: Option<PrefixCounts>,
+}
+
+/// A model's prefix-cache counters, in tokens.
+#[derive(Debug, Clone, Copy, Default)]
+struct PrefixCounts {
+    queries: u64,
+    hits: u64,
 }
 
 /// Ground-truth records (the latest [`TruthStore::CAPACITY`]) and metrics.
@@ -154,6 +164,7 @@ impl TruthStore {
                 prompt_tokens: 0,
                 generation_tokens: 0,
                 preemptions: 0,
+                prefix_cache: None,
             });
         if let Some(first) = truth.chunks.first() {
             m.ttft.observe(first.written_ms / 1e3);
@@ -175,6 +186,13 @@ impl TruthStore {
             .map(|c| u64::from(c.tokens))
             .sum::<u64>();
         m.preemptions += u64::from(truth.preemptions);
+        // A model with a prefix cache records its cached tokens (0 on a miss): every prompt
+        // token was looked up, the cached ones were hits.
+        if let Some(cached) = truth.cached_tokens {
+            let p = m.prefix_cache.get_or_insert_with(PrefixCounts::default);
+            p.queries += u64::from(truth.prompt_tokens);
+            p.hits += u64::from(cached.min(truth.prompt_tokens));
+        }
         g.order.push_back(truth.id.clone());
         g.records.insert(truth.id.clone(), truth);
         while g.order.len() > Self::CAPACITY {
@@ -281,6 +299,18 @@ impl TruthStore {
                 "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"{name}\"}} {}",
                 m.preemptions
             );
+            if let Some(p) = m.prefix_cache {
+                let _ = writeln!(
+                    out,
+                    "# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.\n# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total{{model_name=\"{name}\"}} {}",
+                    p.queries
+                );
+                let _ = writeln!(
+                    out,
+                    "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.\n# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total{{model_name=\"{name}\"}} {}",
+                    p.hits
+                );
+            }
         }
         out
     }
