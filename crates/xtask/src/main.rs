@@ -14,7 +14,8 @@
 //!
 //! `cargo xtask setup` installs the tools and the browser; `cargo xtask llama` fetches and
 //! builds llama.cpp and its model and prints their paths; `cargo xtask locust` installs
-//! Locust into `target/locust` and prints its path; `cargo xtask codemap` checks that
+//! Locust into `target/locust` and prints its path; `cargo xtask aiperf` installs AIPerf into
+//! `target/peers/aiperf` (the bench's venv) and prints its path; `cargo xtask codemap` checks that
 //! ARCHITECTURE.md's code map names every source file.
 
 mod bench;
@@ -23,6 +24,7 @@ mod dist;
 mod llama;
 mod locust;
 mod oracle;
+mod pip;
 mod serve;
 mod test;
 mod tools;
@@ -40,10 +42,11 @@ fn main() -> Result<()> {
         Some("llama") => llama::ensure_llama()
             .map(|(s, m)| println!("LLAMA_SERVER={}\nLLAMA_MODEL={}", s.display(), m.display())),
         Some("locust") => locust::ensure_locust().map(|l| println!("LOCUST={}", l.display())),
+        Some("aiperf") => pip::ensure_aiperf().map(|a| println!("AIPERF={}", a.display())),
         Some("codemap") => codemap::check(&tools::root()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve [--port N] [--host H] | test | dist [--check] | bench | setup | llama | locust | codemap>"
+                "usage: cargo xtask <serve [--port N] [--host H] | test | dist [--check] | bench | setup | llama | locust | aiperf | codemap>"
             );
             std::process::exit(2)
         }

@@ -1,6 +1,7 @@
 //! `cargo xtask test`: every check, each a step whose failure is tallied rather than fatal, then
 //! a summary line (`steps: N passed, M failed`).
 
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
@@ -11,6 +12,7 @@ use crate::dist;
 use crate::llama::ensure_llama;
 use crate::locust::ensure_locust;
 use crate::oracle;
+use crate::pip::ensure_aiperf;
 use crate::tools::{WASM, cmd, ensure_browser, ensure_other_engines, ensure_tools, root, run};
 
 /// Installs what is missing, then runs fmt, clippy, docs, the code-map check, native tests,
@@ -157,23 +159,22 @@ pub(crate) fn test() -> Result<()> {
     // Distributed Locust (one master, two workers on loopback) running the generated
     // locustfile against the reference endpoint; the probe-under-load test also drives the
     // built app in Chromium (a browser probe during the Locust run).
-    match ensure_locust() {
-        Ok(locust) => {
-            tally.step("Locust distributed run (ground truth, probe)", {
-                let mut c = e2e_suite("locust");
-                c.arg("--nocapture").env("LOCUST", locust);
-                c
-            });
-        }
-        Err(e) => {
-            eprintln!("!!  Locust could not be installed from PyPI: {e:#}");
-            if std::env::var_os("CI").is_some() {
-                tally.failed.push("Locust setup".into());
-            } else {
-                eprintln!("    (not CI: the Locust tests are skipped; CI fails here)");
-            }
-        }
-    }
+    tally.tool_suite(
+        "Locust",
+        ensure_locust(),
+        "Locust distributed run (ground truth, probe)",
+        "locust",
+        "LOCUST",
+    );
+    // A peer tool's own file: AIPerf run against the reference endpoint in-process, its
+    // profile_export.jsonl imported by the core and checked against ground truth.
+    tally.tool_suite(
+        "AIPerf",
+        ensure_aiperf(),
+        "AIPerf's own file imported (ground truth)",
+        "peers",
+        "AIPERF",
+    );
     let Tally { passed, failed } = tally;
     eprintln!(
         "\nxtask test finished in {:.0} s",
@@ -211,6 +212,34 @@ impl Tally {
         let result = f();
         eprintln!("    {name}: {:.1} s", t.elapsed().as_secs_f64());
         self.record(name, result)
+    }
+
+    /// An end-to-end suite that needs a tool installed from PyPI (`installed`: its executable,
+    /// handed to the suite in `env`). A tool that cannot be installed fails the tally in CI
+    /// and is skipped with the reason elsewhere.
+    fn tool_suite(
+        &mut self,
+        tool: &str,
+        installed: Result<PathBuf>,
+        step: &str,
+        suite: &str,
+        env: &str,
+    ) {
+        match installed {
+            Ok(exe) => {
+                let mut c = e2e_suite(suite);
+                c.arg("--nocapture").env(env, exe);
+                self.step(step, c);
+            }
+            Err(e) => {
+                eprintln!("!!  {tool} could not be installed from PyPI: {e:#}");
+                if std::env::var_os("CI").is_some() {
+                    self.failed.push(format!("{tool} setup"));
+                } else {
+                    eprintln!("    (not CI: the {tool} tests are skipped; CI fails here)");
+                }
+            }
+        }
     }
 
     fn record(&mut self, name: &str, result: Result<()>) -> bool {
