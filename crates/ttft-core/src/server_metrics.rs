@@ -35,6 +35,9 @@
 //!   is the scrape taken once the warm-ups were over ([`Scrape::after_warmups`]), so the
 //!   server's figures cover the measured requests as the client's do; without one, the first
 //!   scrape, and [`ServerSeries::coverage`] says the warm-ups are in ([`Coverage`]).
+//! - the **work counters** (llama.cpp's prompt and generated tokens, the seconds spent on
+//!   each, its decode calls), over the same scrapes, as [`ServerWork`]: the run's mean
+//!   prefill rate and time per output token as the server timed them;
 //! - a **counter reset** (a counter, a bucket or a `_count` lower than in the scrape before:
 //!   the server restarted) is said in [`ServerSeries::reset_at_ms`]; the run's percentiles are
 //!   then left out (a delta across a restart is garbage) and no rate is drawn across it.
@@ -77,6 +80,16 @@ pub enum Concept {
     QueueTime,
     /// Prefill time (histogram, s).
     PrefillTime,
+    /// Prompt tokens processed (counter).
+    PromptTokens,
+    /// Seconds spent processing prompts, summed over the server's slots (counter, s).
+    PromptSeconds,
+    /// Output tokens generated (counter).
+    GeneratedTokens,
+    /// Seconds spent generating output tokens, summed over the server's slots (counter, s).
+    GenerationSeconds,
+    /// Forward passes (`llama_decode()` calls, prompt batches included; counter).
+    Decodes,
 }
 
 impl Concept {
@@ -96,6 +109,11 @@ impl Concept {
             Self::E2e => "E2E latency",
             Self::QueueTime => "queue time",
             Self::PrefillTime => "prefill time",
+            Self::PromptTokens => "prompt tokens",
+            Self::PromptSeconds => "prompt-processing seconds",
+            Self::GeneratedTokens => "generated tokens",
+            Self::GenerationSeconds => "generation seconds",
+            Self::Decodes => "decode calls",
         }
     }
 
@@ -347,7 +365,39 @@ pub const DICTIONARY: &[MetricName] = &[
         K::Histogram,
     ),
     // llama.cpp (server.cpp, --metrics): gauges and counters, no histograms; the KV gauges
-    // were dropped in later builds.
+    // were dropped in later builds. Its work counters (prompt tokens and seconds, generated
+    // tokens and seconds, decode calls) give the run's mean prefill rate and time per output
+    // token ([`ServerWork`]).
+    m(
+        S::LlamaCpp,
+        C::PromptTokens,
+        "llamacpp:prompt_tokens_total",
+        K::Counter,
+    ),
+    m(
+        S::LlamaCpp,
+        C::PromptSeconds,
+        "llamacpp:prompt_seconds_total",
+        K::Counter,
+    ),
+    m(
+        S::LlamaCpp,
+        C::GeneratedTokens,
+        "llamacpp:tokens_predicted_total",
+        K::Counter,
+    ),
+    m(
+        S::LlamaCpp,
+        C::GenerationSeconds,
+        "llamacpp:tokens_predicted_seconds_total",
+        K::Counter,
+    ),
+    m(
+        S::LlamaCpp,
+        C::Decodes,
+        "llamacpp:n_decode_total",
+        K::Counter,
+    ),
     m(
         S::LlamaCpp,
         C::QueueDepth,
@@ -610,6 +660,78 @@ pub struct ServerSeries {
     /// Which requests [`ServerSeries::latency`] covers.
     #[serde(default)]
     pub coverage: Coverage,
+    /// The server's work over the run from its work counters (llama.cpp), over the same
+    /// scrapes as [`ServerSeries::latency`]; `None` without them, after a counter reset or
+    /// with fewer than two scrapes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<ServerWork>,
+}
+
+/// What a server's work counters grew by over the run (llama.cpp's `prompt_tokens_total`,
+/// `prompt_seconds_total`, `tokens_predicted_total`, `tokens_predicted_seconds_total`,
+/// `n_decode_total`): from the baseline scrape to the last, as the latency percentiles are.
+///
+/// llama.cpp adds each slot's own prompt and generation time to its seconds counters, so with
+/// several requests at once the seconds overlap: the rates are what one request saw (its
+/// prefill tokens per second, its time per output token), not the server's total throughput.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerWork {
+    /// Prompt tokens processed (prefix-cache hits are not processed, so not counted).
+    pub prompt_tokens: Option<f64>,
+    /// Seconds of prompt processing, summed over slots.
+    pub prompt_seconds: Option<f64>,
+    /// Output tokens generated.
+    pub generated_tokens: Option<f64>,
+    /// Seconds of generation, summed over slots.
+    pub generation_seconds: Option<f64>,
+    /// `llama_decode()` calls (prompt batches and generation steps).
+    pub decodes: Option<f64>,
+}
+
+impl ServerWork {
+    /// Mean prefill rate, prompt tokens per second of prompt processing.
+    pub fn prefill_tokens_per_s(&self) -> Option<f64> {
+        ratio(self.prompt_tokens?, self.prompt_seconds?)
+    }
+
+    /// Mean time per generated token (ms), as the server timed its generation.
+    pub fn decode_ms_per_token(&self) -> Option<f64> {
+        ratio(self.generation_seconds? * 1e3, self.generated_tokens?)
+    }
+
+    /// Generated tokens per `llama_decode()` call: how many streams a forward pass carried on
+    /// average (a lower bound, since prompt batches are calls too).
+    pub fn tokens_per_decode(&self) -> Option<f64> {
+        ratio(self.generated_tokens?, self.decodes?)
+    }
+
+    /// The run's work in one sentence for the page (`None` when no rate can be given).
+    pub fn sentence(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let (Some(n), Some(r)) = (self.prompt_tokens, self.prefill_tokens_per_s()) {
+            parts.push(format!("prefilled {n:.0} prompt tokens at {r:.0} tokens/s"));
+        }
+        if let (Some(n), Some(t)) = (self.generated_tokens, self.decode_ms_per_token()) {
+            let per_call = self
+                .tokens_per_decode()
+                .map(|k| format!(", {k:.1} per decode call"))
+                .unwrap_or_default();
+            parts.push(format!(
+                "generated {n:.0} tokens at {t:.1} ms per token{per_call}"
+            ));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "Over the run the server {} (its own timing; each request's time is counted apart, so these are what one request saw).",
+                parts.join(" and ")
+            )
+        })
+    }
+}
+
+/// `a / b` when both are finite and `b` is positive (no work, no rate).
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (a.is_finite() && b.is_finite() && a >= 0.0 && b > 0.0).then(|| a / b)
 }
 
 /// A histogram's cumulative buckets `(le, count)`, sorted by `le`, with its sum and count.
@@ -755,7 +877,16 @@ const GAUGES: [Concept; 5] = [
     C::KvCacheTokens,
     C::PrefixCacheHitRate,
 ];
-const COUNTERS: [Concept; 3] = [C::Preemptions, C::PrefixCacheHits, C::PrefixCacheQueries];
+const COUNTERS: [Concept; 8] = [
+    C::Preemptions,
+    C::PrefixCacheHits,
+    C::PrefixCacheQueries,
+    C::PromptTokens,
+    C::PromptSeconds,
+    C::GeneratedTokens,
+    C::GenerationSeconds,
+    C::Decodes,
+];
 
 impl ServerSeries {
     /// What a report's scrapes say, for its model; `None` with fewer than two scrapes. Its
@@ -928,6 +1059,7 @@ impl ServerSeries {
                     out.latency.push(l);
                 }
             }
+            out.work = work(&reads, first, last);
         }
         out
     }
@@ -941,6 +1073,24 @@ impl ServerSeries {
     pub fn latency(&self, concept: Concept) -> Option<&ServerLatency> {
         self.latency.iter().find(|l| l.concept == concept)
     }
+}
+
+/// The work counters' growth from `first` to `last`; `None` when the scrapes hold none.
+fn work(reads: &[Read], first: &Read, last: &Read) -> Option<ServerWork> {
+    let delta = |concept: Concept| {
+        let d = pick(reads, concept)?;
+        let end = last.scalar(d.name, false)?;
+        // A counter a server creates at its first request counts from 0.
+        Some(end - first.scalar(d.name, false).unwrap_or(0.0)).filter(|v| *v >= 0.0)
+    };
+    let w = ServerWork {
+        prompt_tokens: delta(C::PromptTokens),
+        prompt_seconds: delta(C::PromptSeconds),
+        generated_tokens: delta(C::GeneratedTokens),
+        generation_seconds: delta(C::GenerationSeconds),
+        decodes: delta(C::Decodes),
+    };
+    (w != ServerWork::default()).then_some(w)
 }
 
 fn pairs(reads: &[Read]) -> impl Iterator<Item = (&Read, &Read)> {

@@ -335,6 +335,53 @@ fn llamacpp_names() {
     assert_eq!(last_value(&s, Concept::Running), 2.0);
     assert_eq!(last_value(&s, Concept::KvCacheRatio), 0.125);
     assert_eq!(last_value(&s, Concept::KvCacheTokens), 512.0);
+    assert_eq!(s.work, None, "one scrape: no delta");
+
+    // Its work counters over a run: 500 prompt tokens in 2 s of prompt processing, 256
+    // generated in 5.12 s, 128 decode calls, 2 s apart.
+    let run = series(
+        &[(0.0, "llamacpp-before.txt"), (2000.0, "llamacpp.txt")],
+        None,
+    );
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    let w = run.work.expect("llama.cpp's work counters");
+    assert_close(w.prompt_tokens, 500.0);
+    assert_close(w.prompt_seconds, 2.0);
+    assert_close(w.generated_tokens, 256.0);
+    assert_close(w.generation_seconds, 5.12);
+    assert_close(w.decodes, 128.0);
+    assert_close(w.prefill_tokens_per_s(), 250.0);
+    assert_close(w.decode_ms_per_token(), 20.0);
+    assert_close(w.tokens_per_decode(), 2.0);
+    assert_eq!(
+        w.sentence().as_deref(),
+        Some(
+            "Over the run the server prefilled 500 prompt tokens at 250 tokens/s and generated 256 tokens at 20.0 ms per token, 2.0 per decode call (its own timing; each request's time is counted apart, so these are what one request saw)."
+        )
+    );
+    // The counters as rates between scrapes too.
+    let generated = run.series(Concept::GeneratedTokens).unwrap();
+    assert_eq!(generated.metric, "llamacpp:tokens_predicted_total");
+    assert!(generated.rate);
+    assert_eq!(last_value(&run, Concept::GeneratedTokens), 128.0);
+    assert_eq!(
+        run.series(Concept::Decodes).unwrap().metric,
+        "llamacpp:n_decode_total"
+    );
+    // A restart (counters back to lower values) leaves the work out, as the percentiles.
+    let restarted = series(
+        &[(0.0, "llamacpp.txt"), (2000.0, "llamacpp-before.txt")],
+        None,
+    );
+    assert!(restarted.reset_at_ms.is_some());
+    assert_eq!(restarted.work, None);
+    // No work counted, no rate.
+    let idle = series(&[(0.0, "llamacpp.txt"), (2000.0, "llamacpp.txt")], None);
+    let w = idle.work.unwrap();
+    assert_eq!(w.generated_tokens, Some(0.0));
+    assert_eq!(w.decode_ms_per_token(), None);
+    assert_eq!(w.prefill_tokens_per_s(), None);
+    assert_eq!(w.sentence(), None);
 }
 
 #[test]

@@ -293,6 +293,19 @@ async fn server_view_scrapes_llama_cpp_metrics() -> anyhow::Result<()> {
         .context("llama.cpp's deferred requests")?;
     assert_eq!(queue.metric, "llamacpp:requests_deferred");
     assert!(queue.points.iter().all(|p| p.value == 0.0), "{queue:?}");
+    // Its work counters over the run: every streamed token, and the rates they give.
+    let work = series.work.context("llama.cpp's work counters")?;
+    assert_eq!(
+        work.generated_tokens,
+        Some(REQUESTS as f64 * MAX_TOKENS),
+        "{work:?}"
+    );
+    assert!(
+        work.prefill_tokens_per_s().is_some_and(|r| r > 0.0)
+            && work.decode_ms_per_token().is_some_and(|t| t > 0.0),
+        "{work:?}"
+    );
+    println!("llama.cpp work: {}", work.sentence().unwrap_or_default());
     let heading = wait_text(c, "server-heading", 10, |t| t.contains("scrapes of")).await?;
     assert_eq!(
         heading,
