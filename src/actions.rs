@@ -890,7 +890,9 @@ pub async fn run_scenario(
                 .map(|c| c.resolution_ms),
         )
         .with_user_agent(web_sys::window().and_then(|w| w.navigator().user_agent().ok()))
-        .with_settings(serde_json::to_value(&sc).unwrap_or_default());
+        .with_settings(serde_json::to_value(&sc).unwrap_or_default())
+        // Scored with the reader and deadlines last applied to a run (the defaults until then).
+        .with_experience(storage::load_experience().unwrap_or_default());
     report.slo = storage::load_slo().unwrap_or_default();
     studio.state.live().set(Some(LiveRun {
         report,
@@ -1053,26 +1055,58 @@ pub fn finish_run(studio: Studio) -> Option<RunId> {
 /// and new runs are held to it too.
 pub fn set_slo(studio: Studio, set: ttft_core::slo::SloSet) {
     storage::save_slo(&set);
+    change_shown_report(studio, |r| r.slo != set, |r| r.slo = set.clone());
+}
+
+/// Changes the shown run's report when `differs` says it differs from what `change` makes of it
+/// (re-applying a setting the run has changes nothing and redraws nothing), then saves it again
+/// when it is stored or being stored.
+fn change_shown_report(
+    studio: Studio,
+    differs: impl Fn(&Report) -> bool,
+    change: impl FnOnce(&mut Report),
+) {
     let Shown::Run(id) = studio.state.shown().get_untracked() else {
         return;
     };
-    // Re-applying the set a run has changes nothing (and redraws nothing).
     let changed = studio
         .state
-        .with_untracked(|s| s.run(id).is_some_and(|r| r.report.slo != set));
+        .with_untracked(|s| s.run(id).is_some_and(|r| differs(&r.report)));
     if !changed {
         return;
     }
     studio.state.runs().update(|runs| {
         if let Some(r) = runs.iter_mut().find(|r| r.id == id) {
             // Copies the report only while a view still holds it.
-            std::sync::Arc::make_mut(&mut r.report).slo = set;
+            change(std::sync::Arc::make_mut(&mut r.report));
         }
     });
+    save_if_stored(studio, id);
+}
+
+/// Saves a run again after a change when it is stored or being stored; a run not saved yet
+/// keeps the change in memory and its next save carries it.
+fn save_if_stored(studio: Studio, id: RunId) {
     let state = studio.state.with_untracked(|s| s.save_state(id));
     if matches!(state, SaveState::Saved | SaveState::Saving) {
         save_run(studio, id);
     }
+}
+
+/// Scores the shown run with another reader and fluidity deadlines: its report keeps them (saved
+/// again when stored), every experience figure, the reading chart, an SLO on QoE or fluidity and
+/// the replay's reading pace follow, and new runs are scored with them too. Settings the core
+/// refuses ([`ttft_core::experience::ReadingConfig::validate`],
+/// [`ttft_core::experience::DeadlineConfig::validate`]) change nothing and are returned.
+pub fn set_experience(
+    studio: Studio,
+    cfg: ttft_core::experience::ExperienceConfig,
+) -> Result<(), ttft_core::experience::ExperienceConfigError> {
+    cfg.reading.validate()?;
+    cfg.deadlines.validate()?;
+    storage::save_experience(&cfg);
+    change_shown_report(studio, |r| r.experience != cfg, |r| r.experience = cfg);
+    Ok(())
 }
 
 /// Records a blind review's vote ([`ttft_core::review`]) in both runs' reports, each from its own
@@ -1112,9 +1146,6 @@ pub fn record_blind_vote(
         }
     });
     for id in [a, b] {
-        let state = studio.state.with_untracked(|s| s.save_state(id));
-        if matches!(state, SaveState::Saved | SaveState::Saving) {
-            save_run(studio, id);
-        }
+        save_if_stored(studio, id);
     }
 }

@@ -41,6 +41,8 @@ const KEY: &str = "ttft-studio.key";
 const SCENARIO: &str = "ttft-studio.scenario";
 /// Key of the SLO set new runs are held to.
 const SLO: &str = "ttft-studio.slo";
+/// Key of the reader and fluidity deadlines new runs are scored with.
+const EXPERIENCE: &str = "ttft-studio.experience";
 
 /// The IndexedDB database of saved runs.
 pub const DB_NAME: &str = "ttft-studio";
@@ -922,5 +924,22 @@ pub fn load_slo() -> Option<ttft_core::slo::SloSet> {
 pub fn save_slo(set: &ttft_core::slo::SloSet) {
     if let Some(s) = local_storage() {
         let _ = s.set_item(SLO, &serde_json::to_string(set).unwrap_or_default());
+    }
+}
+
+/// The reader and deadlines last applied to a run: new runs are scored with them. A stored
+/// setting the core refuses is ignored (the defaults apply).
+pub fn load_experience() -> Option<ttft_core::experience::ExperienceConfig> {
+    serde_json::from_str::<ttft_core::experience::ExperienceConfig>(
+        &local_storage()?.get_item(EXPERIENCE).ok()??,
+    )
+    .ok()
+    .filter(|c| c.reading.validate().is_ok() && c.deadlines.validate().is_ok())
+}
+
+/// Remembers the reader and deadlines for new runs.
+pub fn save_experience(cfg: &ttft_core::experience::ExperienceConfig) {
+    if let Some(s) = local_storage() {
+        let _ = s.set_item(EXPERIENCE, &serde_json::to_string(cfg).unwrap_or_default());
     }
 }

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod endpoint_panel;
 pub mod guide;
 pub mod offline;
+pub mod reader_settings;
 pub mod replay;
 pub mod report_view;
 pub mod request_table;

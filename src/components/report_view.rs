@@ -436,6 +436,7 @@ pub fn ReportView() -> impl IntoView {
                         )}</p>
                     })}
                     <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines />
+                    {complete.then(|| view! { <crate::components::reader_settings::ReaderSettings config=r.experience carried=headline /> })}
                     <Groups agg=agg.clone() />
                     {r.source_summary.clone().map(|s| view! { <crate::components::source_summary::SourceSummaryTable summary=s /> })}
                     {match charts {

@@ -1,8 +1,8 @@
 //! What users feel (#14), in headless Chromium against the reference endpoint: the first run
 //! that teaches (the article's comparison in one click), a blind review whose votes travel with
 //! the runs and their links, the reader's view of a link, SLOs on a sweep, the client-health
-//! verdict under a busy main thread beside the error against ground truth, Calibrate this
-//! browser, and the typewriter at reading speed.
+//! verdict under a busy main thread beside the error against ground truth (and flagged in
+//! compare), Calibrate this browser, the typewriter at reading speed, and a reader you set.
 //!
 //! Run by `cargo xtask test` (needs `dist/` and chromedriver).
 
@@ -11,7 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 use ttft_core::calibration::calibrate;
-use ttft_core::client_health::{CauseKind, Verdict};
+use ttft_core::client_health::{CauseKind, Verdict, compare_flag};
+use ttft_core::experience::{ExperienceConfig, ReadingConfig};
 use ttft_core::report::Report;
 use ttft_e2e::*;
 
@@ -100,8 +101,20 @@ async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
         runs.iter().map(|r| r.votes.len()).collect::<Vec<_>>()
     );
 
-    // A link of the newest run (model-b) opens in the reader's view, the vote with it.
+    // A link of the newest run (model-b) opens in the reader's view, the vote with it; so
+    // does a link of the other run (model-a), opened from the list.
     let link = make_share_link(c).await?;
+    let (a_title, b_title) = (runs[1].title.clone(), runs[0].title.clone());
+    ensure!(
+        a_title.contains("model-a") && b_title.contains("model-b"),
+        "{a_title} / {b_title}"
+    );
+    c.find_all(Locator::Css("[data-testid=open-run]")).await?[1]
+        .click()
+        .await?;
+    wait_text(c, "report-title", 10, |t| t.contains("model-a")).await?;
+    let link_a = make_share_link(c).await?;
+    ensure!(link_a != link, "each run has its own link");
     let fresh = browser(&session.driver).await?;
     fresh.goto(&link).await?;
     wait_text(&fresh, "reader-bar", 10, |t| t.contains("shared report")).await?;
@@ -122,6 +135,42 @@ async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
         )
         .await?;
     ensure!(aside_shown == true, "the panels come back on request");
+    // The opened run holds the vote, against the run it was cast against: saved from the link,
+    // it is in this browser's storage with it.
+    click(&fresh, "save-run").await?;
+    let opened = saved_runs(&fresh).await?;
+    ensure!(opened.len() == 1, "{} runs saved", opened.len());
+    let votes = &opened[0].votes;
+    ensure!(
+        votes.len() == 1 && votes[0].opponent == a_title,
+        "the link carries the vote against {a_title}: {votes:?}"
+    );
+    // The other run's link too: compared, the two opened runs show the vote.
+    let fragment = link_a.split_once('#').context("a fragment")?.1.to_owned();
+    fresh
+        .execute(
+            "location.hash = arguments[0]",
+            vec![serde_json::Value::String(fragment)],
+        )
+        .await?;
+    wait_text(&fresh, "report-title", 10, |t| {
+        t.contains("model-a") && t.ends_with("(shared)")
+    })
+    .await?;
+    click(&fresh, "leave-reader-view").await?;
+    let boxes = fresh
+        .find_all(Locator::Css("[data-testid=compare-run]"))
+        .await?;
+    ensure!(boxes.len() == 2, "two opened runs: {}", boxes.len());
+    for b in &boxes {
+        b.click().await?;
+    }
+    let row = wait_text(&fresh, "compare-votes-row", 10, |t| !t.is_empty()).await?;
+    println!("opened from links: {row}");
+    ensure!(
+        row.contains("1 of 1") && row.contains("0 of 1"),
+        "one vote, won by one of the runs: {row}"
+    );
     fresh.close().await?;
     session.client.clone().close().await?;
     Ok(())
@@ -208,6 +257,160 @@ async fn a_sweep_is_held_to_the_slo_you_set() -> Result<()> {
     Ok(())
 }
 
+/// The reading QoE headline once it is scored (`…` while it is).
+async fn qoe_shown(c: &Client, unlike: Option<&str>) -> Result<String> {
+    wait_text(c, "qoe-p50", 20, |t| {
+        t.parse::<f64>().is_ok() && Some(t) != unlike
+    })
+    .await
+}
+
+/// The reading QoE of a stored report, as the headline formats it.
+fn qoe_of(run: &Report) -> String {
+    run.aggregates()
+        .experience
+        .qoe_p50
+        .map_or("—".into(), |q| format!("{q:.2}"))
+}
+
+/// The reader is the user's to set: on `model-b` (a 3.5 s first token) a listener (the speech
+/// preset), then a slower reader typed in, waits less for the first words and scores it higher;
+/// the run keeps the setting (stored, and after a reload), its reading chart and replay pace
+/// follow, new runs start with it, the same setting again changes nothing, and a value the core
+/// refuses says why and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn the_reader_you_set_rescores_the_run() -> Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "model-b").await?;
+    set_field(c, "requests", "2").await?;
+    set_field(c, "concurrency", "2").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "60").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let reading = qoe_shown(c, None).await?;
+    let run = saved_runs(c).await?.remove(0);
+    ensure!(
+        run.experience == ExperienceConfig::default(),
+        "{:?}",
+        run.experience
+    );
+    ensure!(reading == qoe_of(&run), "{reading} vs {}", qoe_of(&run));
+
+    // The speech preset: 2.5 words/s.
+    c.find(Locator::Css("[data-testid=reader-preset]"))
+        .await?
+        .select_by_value("speech")
+        .await?;
+    let speech = qoe_shown(c, Some(&reading)).await?;
+    let run = saved_runs(c).await?.remove(0);
+    ensure!(
+        run.experience.reading == ReadingConfig::speech(),
+        "{:?}",
+        run.experience
+    );
+    ensure!(speech == qoe_of(&run), "{speech} vs {}", qoe_of(&run));
+
+    // A slower reader, typed.
+    set_field(c, "reader-words", "1.5").await?;
+    click(c, "reader-apply").await?;
+    let slower = qoe_shown(c, Some(&speech)).await?;
+    println!("model-b reading QoE P50: {reading} at 4 words/s, {speech} at 2.5, {slower} at 1.5");
+    ensure!(
+        reading.parse::<f64>()? < speech.parse::<f64>()?
+            && speech.parse::<f64>()? < slower.parse::<f64>()?,
+        "a slower reader waits less for model-b's late first words: {reading}, {speech}, {slower}"
+    );
+    let run = saved_runs(c).await?.remove(0);
+    ensure!(
+        run.experience.reading.words_per_s == 1.5
+            && run.experience.reading.cjk_chars_per_s == ReadingConfig::speech().cjk_chars_per_s,
+        "{:?}",
+        run.experience
+    );
+    ensure!(slower == qoe_of(&run), "{slower} vs {}", qoe_of(&run));
+    drawn_charts(c, "report-charts", 30).await?;
+    let caption = c
+        .find(Locator::Css("[data-chart=reading] figcaption"))
+        .await?
+        .text()
+        .await?;
+    ensure!(
+        caption.contains("1.5 words/s"),
+        "the reading chart: {caption}"
+    );
+    let pace = c
+        .execute(
+            "return document.querySelector('[data-testid=replay-reader]').parentElement.title",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        pace.as_str().is_some_and(|t| t.contains("1.5 words/s")),
+        "the replay's pace: {pace}"
+    );
+
+    // The same setting again: nothing is scored or drawn again (the report stays in place).
+    let title = c.find(Locator::Css("[data-testid=report-title]")).await?;
+    click(c, "reader-apply").await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    ensure!(
+        title.text().await.is_ok(),
+        "re-applying the same reader rendered the report again"
+    );
+
+    // A value the core refuses: its reason, and nothing changes.
+    set_field(c, "reader-words", "0").await?;
+    click(c, "reader-apply").await?;
+    let error = wait_text(c, "reader-error", 10, |t| !t.is_empty()).await?;
+    println!("{error}");
+    ensure!(
+        error == "reading speeds must be between 0.01 and 1000 per second (got 0)",
+        "{error}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let shown = qoe_shown(c, None).await?;
+    ensure!(shown == slower, "{shown} vs {slower}");
+    let run = saved_runs(c).await?.remove(0);
+    ensure!(
+        run.experience.reading.words_per_s == 1.5,
+        "{:?}",
+        run.experience
+    );
+
+    // A reload: the run keeps its reader.
+    c.refresh().await?;
+    wait_text(c, "clock-status", 30, |t| t.contains("µs")).await?;
+    wait_text(c, "report-title", 20, |t| t.contains("model-b")).await?;
+    let reopened = qoe_shown(c, None).await?;
+    ensure!(reopened == slower, "{reopened} vs {slower} after a reload");
+    let words = c
+        .find(Locator::Css("[data-testid=reader-words]"))
+        .await?
+        .prop("value")
+        .await?;
+    ensure!(words.as_deref() == Some("1.5"), "{words:?}");
+
+    // A new run starts with the reader last applied.
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "1").await?;
+    set_field(c, "max-tokens", "8").await?;
+    click(c, "start-run").await?;
+    wait_text(c, "report-title", 20, |t| t.contains("sim-fast")).await?;
+    wait_run_complete(c, 60).await?;
+    let new = saved_runs(c).await?.remove(0);
+    ensure!(
+        new.endpoint.model == "sim-fast" && new.experience == run.experience,
+        "{}: {:?}",
+        new.title,
+        new.experience
+    );
+    session.client.clone().close().await?;
+    Ok(())
+}
+
 /// Runs a short `sim-bench` scenario (page or worker stamping, per the page's URL), with the
 /// page's main thread blocked for 200 ms every 300 ms while it streams when `busy`; returns the
 /// saved run.
@@ -247,7 +450,12 @@ async fn a_busy_main_thread_changes_the_client_verdict() -> Result<()> {
 
     let quiet = run_with_main_thread(c, false).await?;
     let quiet_health = quiet.client_health.clone().context("a verdict")?;
-    println!("page stamping, idle page: {}", quiet_health.headline());
+    println!(
+        "page stamping, idle page: {} (lag P99 {:.1} ms, max {:.1} ms)",
+        quiet_health.headline(),
+        quiet_health.lag_p99_ms,
+        quiet_health.lag_max_ms
+    );
     ensure!(
         quiet_health.lag_samples > 0,
         "the lag probe ran while requests streamed"
@@ -279,6 +487,50 @@ async fn a_busy_main_thread_changes_the_client_verdict() -> Result<()> {
         h.lag_p99_ms,
         quiet_health.lag_p99_ms
     );
+    // The idle page: healthy, or at least bounded well below the busy one.
+    match quiet_health.verdict {
+        Verdict::Healthy => {}
+        Verdict::MayHaveAdded {
+            up_to_ms: quiet_up_to,
+        } => ensure!(
+            quiet_up_to < up_to_ms,
+            "the idle page's bound {quiet_up_to:.0} ms is not below the busy page's {up_to_ms:.0} ms"
+        ),
+    }
+    // Compared, the busy run is flagged for its lag, the idle one is not.
+    let boxes = c
+        .find_all(Locator::Css("[data-testid=compare-run]"))
+        .await?;
+    ensure!(boxes.len() == 2, "two runs: {}", boxes.len());
+    for b in &boxes {
+        b.click().await?;
+    }
+    let flagged = wait_text(c, "compare-health", 10, |t| !t.is_empty()).await?;
+    println!("compare: {flagged}");
+    let busy_flag = compare_flag(&h).context("the busy run has a flag")?;
+    ensure!(
+        busy_flag.contains("heavy main-thread lag")
+            && flagged.contains(&format!("{}: {busy_flag}", busy.title)),
+        "the busy run is named with its lag: {flagged}"
+    );
+    // The idle run is named only with a flag of its own (none when healthy, as it is on an
+    // idle machine; a loaded machine can make even an idle page late).
+    match compare_flag(&quiet_health) {
+        None => ensure!(
+            !flagged.contains(&quiet.title),
+            "the idle run is not flagged: {flagged}"
+        ),
+        Some(f) => ensure!(
+            flagged.contains(&format!("{}: {f}", quiet.title)),
+            "the idle run's own flag: {flagged}"
+        ),
+    }
+    for b in &c
+        .find_all(Locator::Css("[data-testid=compare-run]"))
+        .await?
+    {
+        b.click().await?;
+    }
     // Beside it, the error the busy page really added against ground truth: within the bound.
     let error = calibrate(&busy, &ground_truths(port, &busy).await?, 4);
     println!(
