@@ -1,6 +1,7 @@
 //! A probe under load: a few streams measured in the browser (the user's experience) while
 //! another client (Locust's workers) drives the endpoint, merged from their timeline files into
-//! one run ([`crate::timeline_file::merge_files`] keeps each request's client).
+//! one run ([`crate::timeline_file::merge_files`] keeps each request's client, and share links
+//! carry it).
 //!
 //! The load timeline is the load client's requests in flight over the run's time axis (each
 //! from its send, `start_ms`, to its end, `start_ms + e2e`); each probe request is placed on it

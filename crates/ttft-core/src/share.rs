@@ -8,7 +8,10 @@
 //! ([`ShareOptions::max_chars`], 64,000 characters by default) a link first keeps fewer
 //! replays, then coarser times (up to 1 ms), then the per-gap timings of only every k-th
 //! request — and then carries the full run's statistics so the headline stays exact; the
-//! opened report says what was left out ([`crate::report::SharedFrom`]).
+//! opened report says what was left out ([`crate::report::SharedFrom`]). Each request's client
+//! (a run merged from timeline files) is kept, so a probe under load opens as one, its headline
+//! and probe chart recomputed from its requests; sampling keeps every probe request and thins
+//! the load only.
 //!
 //! **r2** (links made before r3, still opened; [`encode_r2`]): `r2.` + base64url of the same
 //! binary encoding, all of it under raw DEFLATE.
@@ -182,9 +185,10 @@ fn encode_with(
     format: Format,
 ) -> SharedLink {
     let n = report.requests.len();
-    let requests_kept = n.div_ceil(layout.request_stride.max(1));
+    let kept = r2::sample(report, layout);
+    let requests_kept = kept.len();
     let kept_replays = layout.replays.min(with_replay);
-    let gaps_kept_for = requests_kept.div_ceil(layout.gap_stride.max(1));
+    let gaps_kept_for = kept.iter().filter(|k| k.1).count();
     let mut left_out = vec![
         "server request ids and wall-clock send times (they line a run up with server records)"
             .to_owned(),
@@ -197,37 +201,42 @@ fn encode_with(
     }
     let whole_run =
         "the headline figures are the whole run's; charts and the request table show what was kept";
+    // A probe under load keeps every probe request with its gaps ([`r2::sample`]): only the
+    // load is sampled.
+    let probe = report.is_probe_under_load();
     if layout.request_stride > 1 {
+        let stride = layout.request_stride;
+        let which = if probe {
+            format!(
+                "every {stride}th load request kept and every probe request; the load in flight is counted from the load requests kept"
+            )
+        } else {
+            format!("every {stride}th kept")
+        };
         left_out.push(format!(
-            "{} of {n} requests (every {}th kept): {whole_run}",
-            n - requests_kept,
-            layout.request_stride
+            "{} of {n} requests ({which}): {whole_run}",
+            n - requests_kept
         ));
     }
     if layout.gap_stride > 1 {
+        let stride = layout.gap_stride;
+        let which = if probe {
+            format!("every {stride}th load request and every probe request")
+        } else {
+            format!("every {stride}th")
+        };
         left_out.push(format!(
-            "per-gap timings of {} of {requests_kept} requests (kept for every {}th): {whole_run}",
-            requests_kept - gaps_kept_for,
-            layout.gap_stride
+            "per-gap timings of {} of {requests_kept} requests (kept for {which}): {whole_run}",
+            requests_kept - gaps_kept_for
         ));
     }
-    // A probe under load: the link does not say which client measured each request, so it
-    // carries the headline (the probe's figures) rather than let the opened run recompute it
-    // over probe and load together.
-    let mixed = report.is_probe_under_load();
-    if mixed {
-        left_out.push(
-            "which client measured each request: the headline figures are the probe's (browser), the probe-under-load chart needs the original run"
-                .to_owned(),
-        );
-    }
     let carried = report.shared.as_ref().and_then(|s| s.headline.as_deref());
-    let headline = if mixed || layout.gap_stride > 1 || layout.request_stride > 1 {
+    let headline = if layout.gap_stride > 1 || layout.request_stride > 1 {
         Some(report.aggregates())
     } else {
         carried.cloned()
     };
-    let bytes = r2::encode(report, layout, left_out.clone(), headline);
+    let bytes = r2::encode(report, &kept, layout, left_out.clone(), headline);
     let text = match format {
         Format::R3 => {
             r3_payload(&bytes).map(|payload| format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(payload)))
@@ -330,9 +339,13 @@ pub fn decode(input: &str) -> Result<Report, ShareError> {
 /// Times are rounded to 1 µs (the browser clock's resolution is 5 µs at best), which removes
 /// the floating-point noise digits that otherwise dominate the compressed size.
 pub fn compact_for_share(report: &Report, sample: usize) -> Report {
-    // A link never carries the raw captures (bytes and times): links stay small.
+    // A link never carries the raw captures (bytes and times) nor their lines' origins (the
+    // workers' hosts): links stay small.
     let mut bare = report.clone();
-    bare.requests.iter_mut().for_each(|q| q.raw = None);
+    bare.requests.iter_mut().for_each(|q| {
+        q.raw = None;
+        q.origin = None;
+    });
     let mut r = round_floats(&bare);
     let n = r.requests.len().max(1);
     let step = n.div_ceil(sample.max(1)).max(1);

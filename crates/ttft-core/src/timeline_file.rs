@@ -7,6 +7,8 @@
 //! the files of one run (one per worker), checks them (duplicates, missing requests, clock
 //! skew, bad lines with file and line number) and recomputes every request with the core
 //! exactly as a browser run is ([`Capture::record`] then [`RequestRecord::from_timeline`]).
+//! Each merged request keeps where its line came from ([`LineOrigin`]), so exporting a merged
+//! run writes every line back as it was read and merging that export gives the same run.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -333,6 +335,22 @@ impl TimelineLine {
     }
 }
 
+/// Where a merged request's line came from: the parts of the line that the merge renumbers or
+/// folds into the run (its `run`, its `vantage` and its `request`, with the worker's own
+/// `index`). Kept on the request ([`RequestRecord::origin`]) beside its [`RawCapture`] (the
+/// line's send times and reads as written, on its worker's own clocks), so [`export`] writes
+/// the line back as it was read: the same worker, index and clock for every request, and a
+/// merge of that export is the same run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LineOrigin {
+    /// The line's `run`.
+    pub run: String,
+    /// Who measured it.
+    pub vantage: Vantage,
+    /// What was asked, with the index within its worker.
+    pub request: RequestInfo,
+}
+
 /// The precise reason a line did not parse as a [`TimelineLine`].
 fn why_not_a_line(line: &str, error: serde_json::Error) -> TimelineError {
     let value = match serde_json::from_str::<serde_json::Value>(line) {
@@ -519,7 +537,10 @@ fn base_of(url: &str, dialect: Option<Dialect>) -> String {
 }
 
 /// The run's requests that kept their raw capture, as timeline lines (warm-ups included and
-/// flagged), one per line, each ending in a newline. The run is the report's title.
+/// flagged), one per line, each ending in a newline. A request merged from timeline files is
+/// written as its line was read ([`RequestRecord::origin`]: its run, vantage and index within
+/// its worker); any other is written with `vantage`, its index in the run and the report's
+/// title as its run.
 pub fn export(report: &Report, vantage: &Vantage) -> String {
     let dialect = report.endpoint.dialect;
     let url = request_url(&report.endpoint.base_url, dialect);
@@ -533,11 +554,9 @@ pub fn export(report: &Report, vantage: &Vantage) -> String {
     let mut out = String::new();
     for r in &report.requests {
         let Some(raw) = &r.raw else { continue };
-        let line = TimelineLine {
-            server_request_id: r.server_request_id.clone(),
-            protocol: r.protocol.clone(),
-            browser_queue_ms: r.browser_queue_ms,
-            ..TimelineLine::new(
+        let (run, vantage, request) = match &r.origin {
+            Some(o) => (o.run.clone(), o.vantage.clone(), o.request.clone()),
+            None => (
                 report.title.clone(),
                 vantage.clone(),
                 RequestInfo {
@@ -551,8 +570,13 @@ pub fn export(report: &Report, vantage: &Vantage) -> String {
                     prompt_tokens: level_as(r, report.scenario == "prompt_sweep"),
                     warmup: r.warmup,
                 },
-                raw.clone(),
-            )
+            ),
+        };
+        let line = TimelineLine {
+            server_request_id: r.server_request_id.clone(),
+            protocol: r.protocol.clone(),
+            browser_queue_ms: r.browser_queue_ms,
+            ..TimelineLine::new(run, vantage, request, raw.clone())
         };
         out.push_str(&line.to_json());
         out.push('\n');
@@ -712,9 +736,14 @@ pub fn merge_files(
             .then(lines[a].request.index.cmp(&lines[b].request.index))
     });
 
+    // Vantages and runs in order of their first send, the probe's first: the same run whatever
+    // the order of the files or of their lines (a merged run exported as one file merges back
+    // as it was).
+    let is_probe = |l: &TimelineLine| l.vantage.client == crate::probe::PROBE_CLIENT;
     let mut vantages: Vec<Vantage> = Vec::new();
-    let mut runs: Vec<&str> = Vec::new();
-    for line in &lines {
+    let mut runs: Vec<(&str, bool)> = Vec::new();
+    for &i in &order {
+        let line = &lines[i];
         let v = &line.vantage;
         if !vantages
             .iter()
@@ -722,17 +751,24 @@ pub fn merge_files(
         {
             vantages.push(v.clone());
         }
-        if !runs.contains(&line.run.as_str()) {
-            runs.push(&line.run);
+        match runs.iter_mut().find(|r| r.0 == line.run) {
+            Some(run) => run.1 |= is_probe(line),
+            None => runs.push((&line.run, is_probe(line))),
         }
     }
-    let first = &lines[0];
+    vantages.sort_by_key(|v| v.client != crate::probe::PROBE_CLIENT);
+    runs.sort_by_key(|r| !r.1);
+    let first = &lines[order
+        .iter()
+        .copied()
+        .find(|&i| is_probe(&lines[i]))
+        .unwrap_or(order[0])];
     let endpoint = EndpointInfo {
         base_url: base_of(&first.request.url, first.request.api),
         model: first.request.model.clone(),
         dialect: first.request.api,
     };
-    let title = runs.join(" + ");
+    let title = runs.iter().map(|r| r.0).collect::<Vec<_>>().join(" + ");
     let scenario = options
         .scenario
         .clone()
@@ -759,7 +795,7 @@ pub fn merge_files(
         };
         let record = RequestRecord::from_timeline(
             u32::try_from(new_index).unwrap_or(u32::MAX),
-            line.request.group,
+            line.request.group.clone(),
             line.request.level,
             &timeline,
             &options.metrics,
@@ -772,7 +808,12 @@ pub fn merge_files(
             sent_epoch_ms: Some(line.capture.sent_wall_ms),
             protocol: line.protocol,
             raw: Some(line.capture),
-            client: Some(line.vantage.client),
+            client: Some(line.vantage.client.clone()),
+            origin: Some(LineOrigin {
+                run: line.run,
+                vantage: line.vantage,
+                request: line.request,
+            }),
             ..record
         });
     }

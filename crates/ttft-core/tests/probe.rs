@@ -2,13 +2,16 @@
 //! request's client, the headline is the probe's, the load in flight at each probe send is
 //! counted from the load's own send and end times, and the finding says how the probe's TTFT
 //! moved with the load (and holds back when it did not, or without enough probe requests).
+//! Exported as a timeline and merged again it is the same run; through a share link it keeps
+//! each request's client and the probe's figures, and links made before clients still open.
 
 use ttft_core::capture::{Capture, CaptureEnd, CapturedHead};
 use ttft_core::diagnosis::diagnose;
 use ttft_core::probe::{PROBE_CLIENT, probe_under_load};
+use ttft_core::share;
 use ttft_core::timeline::Read;
 use ttft_core::timeline_file::{
-    MergeOptions, RawCapture, RequestInfo, TimelineLine, Vantage, merge_files,
+    MergeOptions, RawCapture, RequestInfo, TimelineLine, Vantage, export, merge_files,
 };
 
 const WALL0: f64 = 1_764_542_467_000.0;
@@ -47,7 +50,21 @@ fn streamed(sent: f64, ttft: f64) -> Capture {
     }
 }
 
-fn line(client: &str, worker: &str, index: u32, level: f64, c: Capture) -> String {
+/// Each process reads its own monotonic clock (a tab's `performance.now()` counts from its page
+/// load, a Python worker's `perf_counter()` from its machine's boot), so their readings of one
+/// instant differ; the lines' wall clocks agree.
+fn clock_origin(worker: &str) -> f64 {
+    match worker {
+        "tab" => 3_210.5,
+        "host-a:100" => 7_200_000.0,
+        _ => 93_600_000.25,
+    }
+}
+
+/// The line of a request `worker` sent at `sent` (ms from the run's start) whose first token
+/// came `ttft` later ([`streamed`]), on the worker's own monotonic clock.
+fn line(client: &str, worker: &str, index: u32, level: f64, sent: f64, ttft: f64) -> String {
+    let c = streamed(clock_origin(worker) + sent, ttft);
     let vantage = Vantage {
         client: client.into(),
         worker: worker.into(),
@@ -66,7 +83,7 @@ fn line(client: &str, worker: &str, index: u32, level: f64, c: Capture) -> Strin
         prompt_tokens: None,
         warmup: false,
     };
-    let wall = WALL0 + c.sent_at;
+    let wall = WALL0 + sent;
     TimelineLine::new(
         if client == PROBE_CLIENT {
             "probe"
@@ -100,7 +117,8 @@ fn files(probe_ttft: impl Fn(u32) -> f64, probes: u32) -> Vec<(String, String)> 
                     &format!("host-a:{}", 100 + w),
                     index[w],
                     8.0,
-                    streamed(sent, 959.5),
+                    sent,
+                    959.5,
                 ));
                 index[w] += 1;
             }
@@ -111,13 +129,7 @@ fn files(probe_ttft: impl Fn(u32) -> f64, probes: u32) -> Vec<(String, String)> 
     for i in 0..probes {
         let sent = 100.0 + 400.0 * f64::from(i);
         let load = 1 + 2 * (sent / 2000.0).floor() as u32;
-        probe.push_str(&line(
-            PROBE_CLIENT,
-            "tab",
-            i,
-            1.0,
-            streamed(sent, probe_ttft(load)),
-        ));
+        probe.push_str(&line(PROBE_CLIENT, "tab", i, 1.0, sent, probe_ttft(load)));
     }
     vec![
         ("probe.jsonl".into(), probe),
@@ -250,4 +262,224 @@ fn one_client_alone_is_no_probe_under_load() {
     let merged = merge_files(&all[..1], &MergeOptions::default()).unwrap();
     assert!(!merged.report.is_probe_under_load());
     assert_eq!(merged.report.aggregates().count, 10);
+}
+
+/// The lines of timeline files, sorted by (run, worker, index): what a set of files says,
+/// whichever file or order each line came in.
+fn lines_of<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<TimelineLine> {
+    let mut lines: Vec<TimelineLine> = texts
+        .into_iter()
+        .flat_map(str::lines)
+        .map(|l| TimelineLine::parse(l).expect("a good line"))
+        .collect();
+    lines.sort_by(|a, b| {
+        (&a.run, &a.vantage.worker, a.request.index).cmp(&(
+            &b.run,
+            &b.vantage.worker,
+            b.request.index,
+        ))
+    });
+    lines
+}
+
+#[test]
+fn a_merged_probe_run_exported_and_merged_again_is_the_same_run() {
+    let originals = files(|load| 50.0 + 25.0 * f64::from(load), 25);
+    let first = merge_files(&originals, &MergeOptions::default()).expect("merges");
+    assert!(first.report.is_probe_under_load());
+    // What the report's Export timeline hands over: the browser's vantage, a fallback only.
+    let fallback = Vantage::browser(Some(0.005), Some("ttft-studio".into()));
+    let text = export(&first.report, &fallback);
+    // Every line is written back as it was read: its worker, index and clocks.
+    let who = |lines: &[TimelineLine]| -> Vec<(String, String, u32, f64)> {
+        lines
+            .iter()
+            .map(|l| {
+                let v = &l.vantage;
+                (
+                    v.client.clone(),
+                    v.worker.clone(),
+                    l.request.index,
+                    l.capture.sent_ms,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        who(&lines_of(text.lines())),
+        who(&lines_of(originals.iter().map(|f| f.1.as_str())))
+    );
+    assert_eq!(
+        lines_of(text.lines()),
+        lines_of(originals.iter().map(|f| f.1.as_str()))
+    );
+    let again = merge_files(
+        &[("export.jsonl".into(), text.clone())],
+        &MergeOptions::default(),
+    )
+    .expect("merges again");
+    // No lost requests (indexes are the workers' own), no stepped or disagreeing clocks.
+    assert!(
+        again.report.import_notes.is_empty(),
+        "{:?}",
+        again.report.import_notes
+    );
+    assert!(again.missing.is_empty() && again.skew.is_none() && again.duplicates == 0);
+    assert_eq!(again.vantages, first.vantages);
+    assert_eq!(again.report.vantage, first.report.vantage);
+    assert_eq!(again.report.title, first.report.title);
+    assert_eq!(again.report.endpoint, first.report.endpoint);
+    assert_eq!(again.report.scenario, first.report.scenario);
+    assert!(again.report.is_probe_under_load());
+    assert_eq!(again.report.requests.len(), first.report.requests.len());
+    for (a, b) in first.report.requests.iter().zip(&again.report.requests) {
+        assert_eq!(a.client, b.client, "request {}", a.index);
+        assert_eq!(a.start_ms, b.start_ms, "request {}", a.index);
+        assert_eq!(a.metrics, b.metrics, "request {}", a.index);
+        assert_eq!(
+            (&a.group, a.level, a.warmup, &a.outcome),
+            (&b.group, b.level, b.warmup, &b.outcome)
+        );
+    }
+    assert_eq!(again.report.aggregates(), first.report.aggregates());
+    assert_eq!(
+        probe_under_load(&again.report),
+        probe_under_load(&first.report)
+    );
+    // And its export is the same file again.
+    assert_eq!(export(&again.report, &fallback), text);
+    // The files in another order merge into the same run.
+    let reversed: Vec<(String, String)> = originals.iter().rev().cloned().collect();
+    let other = merge_files(&reversed, &MergeOptions::default()).unwrap();
+    assert_eq!(other.report.requests, first.report.requests);
+    assert_eq!(
+        (&other.report.title, &other.report.vantage, &other.vantages),
+        (&first.report.title, &first.report.vantage, &first.vantages)
+    );
+}
+
+/// `a` within `tolerance` (ms) of `b`.
+fn near(what: &str, a: f64, b: f64, tolerance: f64) {
+    assert!(
+        (a - b).abs() <= tolerance + 1e-9,
+        "{what}: {a} vs {b} (tolerance {tolerance})"
+    );
+}
+
+#[test]
+fn a_probe_under_load_link_keeps_each_request_s_client_and_the_probe_s_figures() {
+    let merged = merge_files(
+        &files(|load| 50.0 + 25.0 * f64::from(load), 25),
+        &MergeOptions::default(),
+    )
+    .unwrap();
+    let report = &merged.report;
+    let link = share::encode(report, &share::ShareOptions::default());
+    assert_eq!(link.requests_kept, report.requests.len());
+    let back = share::decode(&link.text).expect("opens");
+    let shared = back.shared.as_ref().unwrap();
+    // Recomputed from the requests, no headline carried, nothing said missing about clients.
+    assert!(shared.headline.is_none());
+    assert!(
+        shared.left_out.iter().all(|l| !l.contains("client")),
+        "{:?}",
+        shared.left_out
+    );
+    let clients = |r: &ttft_core::Report| -> Vec<Option<String>> {
+        r.requests.iter().map(|q| q.client.clone()).collect()
+    };
+    assert_eq!(clients(&back), clients(report));
+    assert!(back.is_probe_under_load());
+    // The probe's headline and its chart, within the link's step (0.1 ms): a time within half
+    // a step, a request's end (its send plus its duration) within one.
+    let step = link.precision_ms;
+    let (a, b) = (back.aggregates(), report.aggregates());
+    assert_eq!(a.count, 25);
+    assert_eq!((a.count, a.errors), (b.count, b.errors));
+    let (ta, tb) = (a.ttft.unwrap(), b.ttft.unwrap());
+    near("ttft p50", ta.p50, tb.p50, step / 2.0);
+    near("ttft max", ta.max, tb.max, step / 2.0);
+    near("itl p50", a.itl.unwrap().p50, b.itl.unwrap().p50, step);
+    let (p, q) = (
+        probe_under_load(&back).expect("still a probe under load"),
+        probe_under_load(report).unwrap(),
+    );
+    assert_eq!(
+        (
+            p.probe_count,
+            p.load_count,
+            &p.load_client,
+            p.peak_in_flight
+        ),
+        (
+            q.probe_count,
+            q.load_count,
+            &q.load_client,
+            q.peak_in_flight
+        )
+    );
+    assert_eq!(p.points.len(), q.points.len());
+    for (x, y) in p.points.iter().zip(&q.points) {
+        assert_eq!(x.load_in_flight, y.load_in_flight, "at {} ms", y.start_ms);
+        near("probe send", x.start_ms, y.start_ms, step / 2.0);
+        near(
+            "probe ttft",
+            x.ttft_ms.unwrap(),
+            y.ttft_ms.unwrap(),
+            step / 2.0,
+        );
+    }
+    assert_eq!(p.load_timeline.len(), q.load_timeline.len());
+    for (x, y) in p.load_timeline.iter().zip(&q.load_timeline) {
+        assert_eq!(x.1, y.1);
+        near("load step", x.0, y.0, step);
+    }
+    assert_eq!(p.ttft_by_load.len(), 3);
+    for (x, y) in p.ttft_by_load.iter().zip(&q.ttft_by_load) {
+        assert_eq!((x.from, x.to, x.count), (y.from, y.to, y.count));
+        near("band ttft p50", x.ttft_p50_ms, y.ttft_p50_ms, step / 2.0);
+    }
+    let finding = |r: &ttft_core::Report| {
+        diagnose(r, &r.aggregates())
+            .into_iter()
+            .find(|f| f.id == "probe_under_load")
+            .map(|f| f.title)
+    };
+    assert_eq!(finding(&back), finding(report));
+    // Before links carried clients, the same run's link carried the probe's headline instead:
+    // it is shorter now.
+    let before = include_str!("data/links/probe-under-load-before-clients.r3.txt");
+    assert!(
+        link.text.len() < before.trim().len(),
+        "{} characters now, {} before",
+        link.text.len(),
+        before.trim().len()
+    );
+}
+
+#[test]
+fn links_made_before_clients_still_open_with_the_probe_s_headline() {
+    for old in [
+        include_str!("data/links/probe-under-load-before-clients.r3.txt"),
+        include_str!("data/links/probe-under-load-before-clients.r2.txt"),
+    ] {
+        let back = share::decode(old).expect("an older link opens");
+        assert_eq!(back.requests.len(), 75);
+        // No client per request: no probe under load; its carried headline is the probe's.
+        assert!(back.requests.iter().all(|r| r.client.is_none()));
+        assert!(!back.is_probe_under_load());
+        let shared = back.shared.as_ref().unwrap();
+        assert!(shared.headline.is_some());
+        let agg = back.aggregates();
+        assert_eq!(agg.count, 25);
+        assert_eq!(agg.ttft.unwrap().min, 75.0);
+        assert!(
+            shared
+                .left_out
+                .iter()
+                .any(|l| l.contains("which client measured each request")),
+            "{:?}",
+            shared.left_out
+        );
+    }
 }

@@ -1,8 +1,9 @@
 //! Share links: r2 keeps a run's measurements and the opened report shows the original's
 //! headline within the link's stated precision — over many random runs with errors, sweeps,
 //! multi-turn rounds, agent JSON, tool calls, reasoning, several choices, openers and CJK text —
-//! r1 links keep opening, a length limit makes the link keep less and say what, and hostile
-//! links fail with an error, never a panic.
+//! r1 links keep opening, a length limit makes the link keep less and say what (in a probe under
+//! load, never a probe request), each request's client is kept, and hostile links (a client
+//! index out of range too) fail with an error, never a panic.
 
 use proptest::prelude::*;
 use ttft_core::experience::ExperienceSummary;
@@ -381,38 +382,45 @@ fn a_100_request_run_fits_in_a_short_link_and_a_1000_request_run_under_the_limit
     assert!(link.text.len() <= 64_000, "{}", link.text.len());
 }
 
-#[test]
-fn a_length_limit_keeps_less_says_what_and_keeps_the_headline_exact() {
-    let report = random_report(11, 400);
+/// Asserts that a report opened from a link says it left out `what`.
+fn says_left_out(opened: &Report, what: &str) {
+    let left_out = &opened.shared.as_ref().expect("opened from a link").left_out;
+    assert!(
+        left_out.iter().any(|l| l.contains(what)),
+        "{what:?} not in {left_out:?}"
+    );
+}
+
+/// The link of `report` limited to a `part`-th of its whole link's length, checked to fit.
+fn link_within(report: &Report, part: usize) -> share::SharedLink {
     let full = share::encode(
-        &report,
+        report,
         &ShareOptions {
             max_chars: None,
             ..ShareOptions::default()
         },
     );
-    let limit = full.text.len() / 4;
+    let limit = full.text.len() / part;
     let link = share::encode(
-        &report,
+        report,
         &ShareOptions {
             max_chars: Some(limit),
             ..ShareOptions::default()
         },
     );
     assert!(link.text.len() <= limit, "{} > {limit}", link.text.len());
+    link
+}
+
+#[test]
+fn a_length_limit_keeps_less_says_what_and_keeps_the_headline_exact() {
+    let report = random_report(11, 400);
+    let link = link_within(&report, 4);
     assert!(
         link.requests_kept < report.requests.len() || link.gaps_kept_for < report.requests.len()
     );
     let back = share::decode(&link.text).unwrap();
-    let shared = back.shared.clone().unwrap();
-    assert!(
-        shared
-            .left_out
-            .iter()
-            .any(|l| l.contains("the headline figures are the whole run's")),
-        "{:?}",
-        shared.left_out
-    );
+    says_left_out(&back, "the headline figures are the whole run's");
     assert_eq!(back.requests.len(), link.requests_kept);
     // The headline is the whole run's, exactly (to the last digit JSON keeps).
     same_headline(&back.aggregates(), &report.aggregates(), 1e-9);
@@ -482,6 +490,16 @@ fn damaged_and_hostile_r2_links_fail_with_an_error() {
         assert!(share::decode(&format!("r2.{}", b64(&raw[..cut]))).is_err());
     }
     // A header claiming two million requests over the same few columns.
+    let forged = with_header(&raw, |h| h["requests"] = serde_json::json!(2_000_000));
+    assert!(matches!(
+        share::decode(&format!("r2.{}", b64(&forged))),
+        Err(ShareError::Damaged(_))
+    ));
+}
+
+/// An r2 payload (uncompressed) with the JSON of its header changed by `change`.
+fn with_header(raw: &[u8], change: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    // After the format byte: the header's length (LEB128), then its JSON.
     let (len, at) = {
         let (mut v, mut shift, mut at) = (0usize, 0, 1);
         loop {
@@ -495,7 +513,7 @@ fn damaged_and_hostile_r2_links_fail_with_an_error() {
         }
     };
     let mut header: serde_json::Value = serde_json::from_slice(&raw[at..at + len]).unwrap();
-    header["requests"] = serde_json::json!(2_000_000);
+    change(&mut header);
     let header = serde_json::to_vec(&header).unwrap();
     let mut forged = vec![2u8];
     let mut n = header.len();
@@ -506,10 +524,106 @@ fn damaged_and_hostile_r2_links_fail_with_an_error() {
     forged.push(n as u8);
     forged.extend_from_slice(&header);
     forged.extend_from_slice(&raw[at + len..]);
-    assert!(matches!(
-        share::decode(&format!("r2.{}", b64(&forged))),
-        Err(ShareError::Damaged(_))
-    ));
+    forged
+}
+
+/// A random run merged from timeline files as a probe under load: every third request the
+/// browser's probe, the others a Locust load.
+fn probe_report(seed: u64, n: usize) -> Report {
+    let mut report = random_report(seed, n);
+    for r in &mut report.requests {
+        r.client = Some(
+            if r.index % 3 == 0 {
+                "browser"
+            } else {
+                "locust"
+            }
+            .into(),
+        );
+    }
+    report
+}
+
+#[test]
+fn links_keep_each_request_s_client_and_a_probe_s_headline() {
+    for seed in 1..=12 {
+        let report = probe_report(seed, 60);
+        assert!(report.is_probe_under_load());
+        let options = ShareOptions {
+            max_chars: None,
+            ..ShareOptions::default()
+        };
+        for link in [
+            share::encode(&report, &options),
+            share::encode_r2(&report, &options),
+        ] {
+            let back = share::decode(&link.text).unwrap();
+            let clients: Vec<Option<&str>> =
+                back.requests.iter().map(|r| r.client.as_deref()).collect();
+            let expected: Vec<Option<&str>> = report
+                .requests
+                .iter()
+                .map(|r| r.client.as_deref())
+                .collect();
+            assert_eq!(clients, expected, "seed {seed}");
+            assert!(back.is_probe_under_load());
+            // Recomputed over the probe's requests alone, not carried.
+            assert!(back.shared.as_ref().unwrap().headline.is_none());
+            same_headline(&back.aggregates(), &report.aggregates(), 0.1);
+        }
+    }
+}
+
+#[test]
+fn a_sampled_probe_link_keeps_every_probe_request_and_samples_the_load() {
+    let report = probe_report(11, 400);
+    let probe = |r: &Report| -> Vec<u32> {
+        r.requests
+            .iter()
+            .filter(|q| q.client.as_deref() == Some("browser"))
+            .map(|q| q.index)
+            .collect()
+    };
+    let link = link_within(&report, 2);
+    let back = share::decode(&link.text).unwrap();
+    // Half the length: the load is sampled (every 4th of its 266 requests, here).
+    assert!(link.requests_kept < report.requests.len());
+    assert_eq!(back.requests.len(), link.requests_kept);
+    says_left_out(&back, "every probe request");
+    // Every probe request, each with its gaps.
+    assert_eq!(probe(&back), probe(&report));
+    for r in back
+        .requests
+        .iter()
+        .filter(|q| q.client.as_deref() == Some("browser"))
+    {
+        let original = &report.requests[r.index as usize];
+        assert_eq!(r.metrics.itl_ms.len(), original.metrics.itl_ms.len());
+    }
+    same_headline(&back.aggregates(), &report.aggregates(), 1e-9);
+}
+
+#[test]
+fn a_link_naming_a_client_it_does_not_list_is_refused() {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let link = share::encode_r2(&probe_report(4, 30), &ShareOptions::default()).text;
+    let raw = miniz_oxide::inflate::decompress_to_vec(&engine.decode(&link[3..]).unwrap()).unwrap();
+    for clients in [serde_json::json!(["browser"]), serde_json::json!([])] {
+        let forged = with_header(&raw, |h| h["clients"] = clients.clone());
+        let packed = miniz_oxide::deflate::compress_to_vec(&forged, 6);
+        match share::decode(&format!("r2.{}", engine.encode(packed))) {
+            Err(ShareError::Damaged(why)) => {
+                assert!(why.contains("names client"), "{why}");
+                assert!(
+                    ShareError::Damaged(why)
+                        .to_string()
+                        .contains("copy it again in full")
+                );
+            }
+            other => panic!("{clients}: {other:?}"),
+        }
+    }
 }
 
 #[test]

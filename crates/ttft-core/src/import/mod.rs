@@ -464,6 +464,7 @@ fn record(
         token_arrivals: Vec::new(),
         raw: None,
         client: None,
+        origin: None,
     }
 }
 

@@ -122,6 +122,12 @@ pub struct RequestRecord {
     /// load ([`crate::probe`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// Where the request's timeline line came from (its run, vantage and index within its
+    /// worker) when the run was merged from timeline files, so Export timeline writes it back
+    /// as it was read ([`crate::timeline_file::export`]); `None` for a run measured in this
+    /// studio (and in report files from before it was kept). Never carried by share links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<crate::timeline_file::LineOrigin>,
 }
 
 /// A whole run.
@@ -460,6 +466,7 @@ impl RequestRecord {
             token_arrivals: Vec::new(),
             raw: None,
             client: None,
+            origin: None,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Share format r2: a run's measurements in a binary, columnar encoding, from which the core
 //! recomputes every figure when the link is opened.
 //!
-//! What is kept per request: group, flags, send offset, browser queue, outcome; the first-byte,
+//! What is kept per request: group, flags, the client that measured it (a run merged from
+//! timeline files), send offset, browser queue, outcome; the first-byte,
 //! first-token (any kind), first-reasoning, first-answer, meaningful-token and end times; every
 //! arrival gap with the tokens it carried; token counts (prompt-cache hits included) and their source; stalls, server
 //! timings, JSON and tool-call times, per-choice summaries; for a few requests their replay
@@ -9,7 +10,13 @@
 //! ([`crate::experience::ReadingUnits`]) instead of its text. Per-request rates that follow
 //! from those (TPOT, decode rate, tokens per arrival) and every run statistic are recomputed.
 //! Left out: server request ids and wall-clock send times (they line a run up with a server's
-//! records, which the reader of a link does not have).
+//! records, which the reader of a link does not have), and the timeline lines' raw captures and
+//! origins.
+//!
+//! A link that keeps every k-th request ([`Layout::request_stride`]) or the gaps of every k-th
+//! ([`Layout::gap_stride`]) samples the run evenly ([`sample`]); in a probe under load it keeps
+//! every probe request with its gaps and samples the load only, so the probe's figures and
+//! chart reopen from the requests themselves.
 //!
 //! Times are rounded to a stated step ([`Layout::precision_ms`], 0.1 ms by default): every time
 //! within half a step, every gap within one (a single choice's gaps are the steps between its
@@ -98,6 +105,11 @@ struct Header {
     /// The browser that measured the run (absent from older links and imported runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     user_agent: Option<String>,
+    /// The clients that measured the requests ([`RequestRecord::client`]: `browser`, `locust`),
+    /// each request naming one by position under its [`CLIENT`] flag (absent from older links
+    /// and from runs measured in this studio, whose requests name none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    clients: Vec<String>,
 }
 
 /// The columns, in stored order.
@@ -154,7 +166,11 @@ const TOKEN_ARRIVALS: u64 = 1 << 16;
 // studio from before them refuses a link that sets them, as it refuses any unknown flag.
 const CACHED_TOKENS: u64 = 1 << 17;
 const CACHE_WRITE_TOKENS: u64 = 1 << 18;
-const FLAG_LIMIT: u64 = 1 << 19;
+// Added with the clients of merged runs: the request's client, by position in
+// [`Header::clients`], follows its protocol in the groups column (the same rule for older
+// studios as above).
+const CLIENT: u64 = 1 << 19;
+const FLAG_LIMIT: u64 = 1 << 20;
 
 const OUTCOMES: [&str; 7] = [
     "ok",
@@ -297,30 +313,52 @@ fn piece_kind(c: char) -> u64 {
     }
 }
 
-/// Encodes `report` with `layout` (uncompressed bytes).
+/// The requests a link with `layout` keeps, in the run's order, each with whether it keeps its
+/// per-gap timings: every `request_stride`-th request, and of those every `gap_stride`-th with
+/// its gaps. In a probe under load ([`Report::is_probe_under_load`]) every probe request is
+/// kept with its gaps and the strides count the load's requests only: the probe is the few
+/// streams the run was made to measure, the load its many.
+pub(super) fn sample(report: &Report, layout: Layout) -> Vec<(&RequestRecord, bool)> {
+    let probe_kept = report.is_probe_under_load();
+    let (request_stride, gap_stride) = (layout.request_stride.max(1), layout.gap_stride.max(1));
+    let (mut seen, mut kept) = (0usize, 0usize);
+    report
+        .requests
+        .iter()
+        .filter_map(|r| {
+            if probe_kept && r.client.as_deref() == Some(crate::probe::PROBE_CLIENT) {
+                return Some((r, true));
+            }
+            seen += 1;
+            if (seen - 1) % request_stride != 0 {
+                return None;
+            }
+            kept += 1;
+            Some((r, (kept - 1) % gap_stride == 0))
+        })
+        .collect()
+}
+
+/// Encodes the requests `kept` of `report` ([`sample`]) with `layout` (uncompressed bytes).
 pub(super) fn encode(
     report: &Report,
+    kept: &[(&RequestRecord, bool)],
     layout: Layout,
     left_out: Vec<String>,
     headline: Option<Aggregates>,
 ) -> Vec<u8> {
     let q = Steps(layout.precision_ms);
-    let kept: Vec<&RequestRecord> = report
-        .requests
-        .iter()
-        .step_by(layout.request_stride.max(1))
-        .collect();
     let n = kept.len();
     let keep_replay = sampled(n, layout.replays);
     let mut cols: Vec<Column> = vec![Column::default(); COLUMNS.len()];
     let mut strings = Strings::default();
     let mut groups: Vec<(String, Option<f64>)> = Vec::new();
+    let mut clients: Vec<String> = Vec::new();
     let mut prev_start = 0i64;
     let mut prev_index = -1i64;
-    for (i, r) in kept.into_iter().enumerate() {
+    for (i, &(r, keep_gaps)) in kept.iter().enumerate() {
         let m = &r.metrics;
         let keep_text = keep_replay(i) && !r.replay.is_empty();
-        let keep_gaps = i % layout.gap_stride.max(1) == 0;
         // Token arrivals for fluidity, where the gaps alone would not give them.
         let token_arrivals = if keep_text || !keep_gaps {
             Vec::new()
@@ -355,6 +393,7 @@ pub(super) fn encode(
             (!token_arrivals.is_empty(), TOKEN_ARRIVALS),
             (m.cached_tokens.is_some(), CACHED_TOKENS),
             (m.cache_write_tokens.is_some(), CACHE_WRITE_TOKENS),
+            (r.client.is_some(), CLIENT),
         ] {
             if on {
                 flags |= bit;
@@ -377,6 +416,16 @@ pub(super) fn encode(
         };
         c[Col::Groups as usize].u(group as u64);
         c[Col::Groups as usize].u(r.protocol.as_deref().map_or(0, |p| strings.id(p) + 1));
+        if let Some(client) = &r.client {
+            let k = match clients.iter().position(|c| c == client) {
+                Some(k) => k,
+                None => {
+                    clients.push(client.clone());
+                    clients.len() - 1
+                }
+            };
+            c[Col::Groups as usize].u(k as u64);
+        }
 
         let start = q.of(r.start_ms);
         c[Col::Starts as usize].i(start - prev_start);
@@ -703,6 +752,7 @@ pub(super) fn encode(
         slo: (report.slo != crate::slo::SloSet::default()).then(|| report.slo.clone()),
         client_health: report.client_health.clone(),
         user_agent: report.user_agent.clone(),
+        clients,
     };
     let header = serde_json::to_vec(&header).expect("headers always serialize");
     let mut out = Column::default();
@@ -854,6 +904,18 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
             .cloned()
             .ok_or_else(|| ShareError::Damaged("a reference to a missing group".into()))?;
         let protocol = opt_string(c[Col::Groups as usize].u()?)?;
+        let client = if has(CLIENT) {
+            let k = c[Col::Groups as usize].u()?;
+            let named = usize::try_from(k).ok().and_then(|k| header.clients.get(k));
+            Some(named.cloned().ok_or_else(|| {
+                ShareError::Damaged(format!(
+                    "request {index} names client {k} but the link lists {}",
+                    header.clients.len()
+                ))
+            })?)
+        } else {
+            None
+        };
 
         prev_start = plus(prev_start, c[Col::Starts as usize].i()?)?;
         let start_ms = q.ms(prev_start);
@@ -1276,7 +1338,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
             reading_units,
             token_arrivals,
             raw: None,
-            client: None,
+            client,
+            origin: None,
         });
     }
     for c in &cols {
