@@ -272,7 +272,8 @@ fn ShareBox(
         move |_| crate::actions::export_llmd(studio, &report)
     };
     // The raw bytes and times of every request that kept them (runs measured in this studio,
-    // or read from timeline files), in the format Locust's workers write.
+    // or read from timeline files), in the format Locust's workers write; a merged request is
+    // written with its own vantage, the browser's below is for the requests measured here.
     let timeline_lines = report.requests.iter().filter(|q| q.raw.is_some()).count();
     let export_timeline = {
         let report = report.clone();
