@@ -138,35 +138,43 @@ fn encode_as(report: &Report, options: &ShareOptions, format: Format) -> SharedL
     } else {
         ShareOptions::default().precision_ms
     };
-    // (replays, precision, gap stride, request stride): each step keeps less.
+    // (replays, precision, gap stride, request stride, a probe's requests all kept): each
+    // step keeps less.
     let fewer = options.replays.min(1);
     let mut ladder = vec![
-        (options.replays, precision, 1usize, 1usize),
-        (fewer, precision, 1, 1),
+        (options.replays, precision, 1usize, 1usize, true),
+        (fewer, precision, 1, 1, true),
     ];
     for coarser in [0.2, 0.5, 1.0] {
         if coarser > precision {
-            ladder.push((fewer, coarser, 1, 1));
+            ladder.push((fewer, coarser, 1, 1, true));
         }
     }
     let coarsest = precision.max(1.0);
     let mut stride = 2;
     while stride <= 16 && stride < n * 2 {
-        ladder.push((fewer, coarsest, stride, 1));
+        ladder.push((fewer, coarsest, stride, 1, true));
         stride *= 2;
     }
-    let mut stride = 2;
-    while stride < n * 2 {
-        ladder.push((fewer, coarsest, 1, stride));
-        stride *= 2;
+    // A probe too long to keep whole is sampled with the load, last.
+    for whole_probe in [true, false] {
+        if !whole_probe && !report.is_probe_under_load() {
+            break;
+        }
+        let mut stride = 2;
+        while stride < n * 2 {
+            ladder.push((fewer, coarsest, 1, stride, whole_probe));
+            stride *= 2;
+        }
     }
     let mut last = None;
-    for (replays, precision_ms, gap_stride, request_stride) in ladder {
+    for (replays, precision_ms, gap_stride, request_stride, whole_probe) in ladder {
         let layout = r2::Layout {
             precision_ms,
             replays,
             gap_stride,
             request_stride,
+            whole_probe,
         };
         let link = encode_with(report, layout, with_replay, format);
         let fits = options.max_chars.is_none_or(|max| link.text.len() <= max);
@@ -203,7 +211,7 @@ fn encode_with(
         "the headline figures are the whole run's; charts and the request table show what was kept";
     // A probe under load keeps every probe request with its gaps ([`r2::sample`]): only the
     // load is sampled.
-    let probe = report.is_probe_under_load();
+    let probe = layout.whole_probe && report.is_probe_under_load();
     if layout.request_stride > 1 {
         let stride = layout.request_stride;
         let which = if probe {

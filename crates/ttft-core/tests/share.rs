@@ -601,6 +601,11 @@ fn a_sampled_probe_link_keeps_every_probe_request_and_samples_the_load() {
         assert_eq!(r.metrics.itl_ms.len(), original.metrics.itl_ms.len());
     }
     same_headline(&back.aggregates(), &report.aggregates(), 1e-9);
+    // A link too short for the probe whole samples it with the load, and still fits.
+    let short = share::decode(&link_within(&report, 8).text).unwrap();
+    assert!(probe(&short).len() < probe(&report).len());
+    says_left_out(&short, "every ");
+    same_headline(&short.aggregates(), &report.aggregates(), 1e-9);
 }
 
 #[test]

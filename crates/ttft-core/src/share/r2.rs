@@ -16,7 +16,8 @@
 //! A link that keeps every k-th request ([`Layout::request_stride`]) or the gaps of every k-th
 //! ([`Layout::gap_stride`]) samples the run evenly ([`sample`]); in a probe under load it keeps
 //! every probe request with its gaps and samples the load only, so the probe's figures and
-//! chart reopen from the requests themselves.
+//! chart reopen from the requests themselves (a probe too long for the link whole is sampled
+//! with the load, as the last resort).
 //!
 //! Times are rounded to a stated step ([`Layout::precision_ms`], 0.1 ms by default): every time
 //! within half a step, every gap within one (a single choice's gaps are the steps between its
@@ -64,6 +65,10 @@ pub(super) struct Layout {
     pub gap_stride: usize,
     /// Keep every `request_stride`-th request only (1 = all).
     pub request_stride: usize,
+    /// In a probe under load, keep every probe request with its gaps and apply the strides to
+    /// the load only ([`sample`]); `false` samples the probe with the load (a probe too long
+    /// for the link whole).
+    pub whole_probe: bool,
 }
 
 /// The report's own fields and the tables the columns refer to.
@@ -316,10 +321,11 @@ fn piece_kind(c: char) -> u64 {
 /// The requests a link with `layout` keeps, in the run's order, each with whether it keeps its
 /// per-gap timings: every `request_stride`-th request, and of those every `gap_stride`-th with
 /// its gaps. In a probe under load ([`Report::is_probe_under_load`]) every probe request is
-/// kept with its gaps and the strides count the load's requests only: the probe is the few
-/// streams the run was made to measure, the load its many.
+/// kept with its gaps and the strides count the load's requests only (unless
+/// [`Layout::whole_probe`] is off): the probe is the few streams the run was made to measure,
+/// the load its many.
 pub(super) fn sample(report: &Report, layout: Layout) -> Vec<(&RequestRecord, bool)> {
-    let probe_kept = report.is_probe_under_load();
+    let probe_kept = layout.whole_probe && report.is_probe_under_load();
     let (request_stride, gap_stride) = (layout.request_stride.max(1), layout.gap_stride.max(1));
     let (mut seen, mut kept) = (0usize, 0usize);
     report
