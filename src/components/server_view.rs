@@ -2,14 +2,17 @@
 //! TTFT, ITL and E2E percentiles from the histograms' deltas beside the browser's, queue and
 //! prefill time) and the first token taken apart. It formats what `ttft_core::server_metrics`
 //! and `ttft_core::first_token` computed, and says which requests the server's figures cover
-//! (the warm-ups are left out when a scrape was taken after them).
+//! (the warm-ups are left out when a scrape was taken after them). When the server counts its
+//! own work (llama.cpp), its mean prefill rate, time per output token and tokens per decode
+//! call over the run are shown too ([`ServerWork`]), so a slow run can be told apart from a
+//! slow server.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use ttft_core::first_token::{Basis, RunFirstToken};
 use ttft_core::report::{Aggregates, Report};
-use ttft_core::server_metrics::{Concept, Coverage, ServerLatency, ServerSeries};
+use ttft_core::server_metrics::{Concept, Coverage, ServerLatency, ServerSeries, ServerWork};
 use ttft_core::stats::Summary;
 
 use crate::format::ms;
@@ -59,6 +62,7 @@ pub fn ServerView(
     });
     let notes = series.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
     let coverage = series.as_ref().map(|s| s.coverage);
+    let work = series.as_ref().and_then(|s| s.work);
     Some(view! {
         <section class="server-view" data-testid="server-view">
             <h3>"The server's view"</h3>
@@ -85,6 +89,7 @@ pub fn ServerView(
                     view! { <p class:muted=!warn class:warn=warn data-testid="server-coverage" data-coverage=id>{c.sentence()}</p> }
                 })}
             })}
+            {work.map(|w| view! { <WorkFigures work=w /> })}
             {first_token.map(|f| view! { <FirstTokenParts run=f /> })}
             {truth.map(|t| move || t.get().flatten().map(|f| view! {
                 <div class="first-token-truth" data-testid="first-token-truth">
@@ -113,6 +118,44 @@ fn latency_row(
             <td>{ms(mine.map(|s| s.p99))}</td>
         </tr>
     }
+}
+
+/// What the server's work counters say about the run (llama.cpp): its mean prefill rate,
+/// time per output token and tokens per decode call, and the core's sentence about them.
+/// Nothing when no rate can be given (the counters did not grow).
+#[component]
+fn WorkFigures(
+    /// The counters' growth over the run.
+    work: ServerWork,
+) -> impl IntoView {
+    let sentence = work.sentence()?;
+    let figure = |v: Option<f64>, unit: &str, decimals: usize| {
+        v.map_or_else(
+            || "—".to_owned(),
+            |x| format!("{x:.decimals$} {unit}").trim_end().to_owned(),
+        )
+    };
+    Some(view! {
+        <div class="server-work" data-testid="server-work">
+            <table class="server-work-figures">
+                <tbody>
+                    <tr>
+                        <th>"mean prefill"</th>
+                        <td data-testid="server-work-prefill">{figure(work.prefill_tokens_per_s(), "tokens/s", 0)}</td>
+                    </tr>
+                    <tr>
+                        <th>"per output token"</th>
+                        <td data-testid="server-work-decode">{figure(work.decode_ms_per_token(), "ms", 1)}</td>
+                    </tr>
+                    <tr>
+                        <th>"tokens per decode call"</th>
+                        <td data-testid="server-work-per-decode">{figure(work.tokens_per_decode(), "", 1)}</td>
+                    </tr>
+                </tbody>
+            </table>
+            <p class="muted" data-testid="server-work-sentence">{sentence}</p>
+        </div>
+    })
 }
 
 /// The first token's parts (medians) and the dominant one.
