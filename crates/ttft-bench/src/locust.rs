@@ -21,14 +21,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 use ttft_core::locust::{LocustTarget, locustfile};
 use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
 use ttft_core::timeline_file::{MergeOptions, merge_files};
-use ttft_e2e::Studio;
+use ttft_e2e::{Studio, free_port, unix_ms};
 
 use crate::accuracy::agreement;
 use crate::studio_requests;
@@ -69,12 +69,6 @@ fn locust_bin(root: &Path) -> Result<PathBuf> {
     Ok(std::path::absolute(&p)?)
 }
 
-fn unix_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
-}
-
 /// `date -u`, as the machine block of the results says it.
 fn date_utc() -> String {
     Command::new("date")
@@ -82,12 +76,6 @@ fn date_utc() -> String {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default()
-}
-
-fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 /// The last 600 characters of a log, on one line.
@@ -243,14 +231,9 @@ async fn run_locust(bin: &Path, dir: &Path, file: &Path, run: &Run) -> Result<Fi
 
 /// Ground-truth records of `model` the server received since `since` (wall clock, ms).
 async fn records_since(port: u16, model: &str, since: f64) -> Result<usize> {
-    let v: Value = serde_json::from_str(
-        &ttft_e2e::http_get(
-            port,
-            &format!("/v1/ground-truth?since={since:.3}&model={model}"),
-        )
-        .await?,
-    )?;
-    Ok(v["data"].as_array().context("no ground-truth list")?.len())
+    Ok(ttft_e2e::ground_truth_since(port, since, model)
+        .await?
+        .len())
 }
 
 /// One run: Locust, the merge, the comparison with ground truth. The row carries the

@@ -37,11 +37,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use tokio::process::Command;
+
+use ttft_e2e::{run_logged, unix_ms};
 
 use crate::accuracy::{self, ClientRequest};
 
@@ -140,49 +142,6 @@ struct PeerRequest {
     ok: bool,
     /// The tool stamps the closing (text-less) chunk as one more output chunk.
     trailing_stamp: bool,
-}
-
-fn unix_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
-}
-
-/// Runs `cmd` to completion within `limit`, its output appended to `log`; fails with the
-/// log's tail when it exits non-zero or runs over (it is killed then).
-async fn run_logged(mut cmd: Command, log: &Path, limit: Duration, what: &str) -> Result<()> {
-    let out =
-        std::fs::File::create(log).with_context(|| format!("cannot write {}", log.display()))?;
-    cmd.stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {what}"))?;
-    let status = match tokio::time::timeout(limit, child.wait()).await {
-        Ok(s) => s?,
-        Err(_) => {
-            let _ = child.kill().await;
-            bail!(
-                "{what} ran over {} s (log: {})",
-                limit.as_secs(),
-                log.display()
-            );
-        }
-    };
-    if !status.success() {
-        bail!("{what} failed ({status}): {}", log_tail(log));
-    }
-    Ok(())
-}
-
-/// The last lines of a log, for a reason.
-fn log_tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
-    format!("{tail} (log: {})", log.display())
 }
 
 /// Output of a short command.
@@ -284,28 +243,21 @@ async fn size_mb(path: &Path) -> Option<f64> {
 }
 
 /// Makes (once) the word-level tokenizer the tools count prompt tokens with, using `python`
-/// (any venv with `tokenizers`).
+/// (any venv with `tokenizers`) and the script the AIPerf e2e test uses too
+/// ([`ttft_e2e::WORD_TOKENIZER_PY`]).
 async fn tokenizer(dir: &Path, python: &Path) -> Result<PathBuf> {
     let tok = dir.join("tokenizer");
     if tok.join("tokenizer.json").exists() && tok.join("tokenizer_config.json").exists() {
         return Ok(tok);
     }
     std::fs::create_dir_all(&tok)?;
-    let script = r#"
-import json, os, sys
-from tokenizers import Tokenizer, models, pre_tokenizers
-out = sys.argv[1]
-words = ["[UNK]"] + ["w%d" % i for i in range(4000)]
-tok = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-tok.save(os.path.join(out, "tokenizer.json"))
-with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
-    json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]",
-               "model_max_length": 1000000, "clean_up_tokenization_spaces": False}, f)
-"#;
-    output(Command::new(python).args(["-c", script]).arg(&tok))
-        .await
-        .context("cannot make the tokenizer")?;
+    output(
+        Command::new(python)
+            .args(["-c", ttft_e2e::WORD_TOKENIZER_PY])
+            .arg(&tok),
+    )
+    .await
+    .context("cannot make the tokenizer")?;
     Ok(tok)
 }
 
@@ -670,20 +622,6 @@ fn match_truth(peer: &[PeerRequest], records: &[Value]) -> (Vec<ClientRequest>, 
     (reqs, m)
 }
 
-/// The records of `MODEL` the server received since `since_ms` (wall clock).
-async fn records_since(port: u16, since_ms: f64) -> Result<Vec<Value>> {
-    let body = ttft_e2e::http_get(
-        port,
-        &format!("/v1/ground-truth?since={since_ms:.3}&model={MODEL}"),
-    )
-    .await?;
-    let v: Value = serde_json::from_str(&body)?;
-    Ok(v["data"]
-        .as_array()
-        .context("no ground-truth list")?
-        .clone())
-}
-
 /// One tool at one level: run it, match its requests, compare with ground truth.
 async fn measure(
     studio: &ttft_e2e::Studio,
@@ -698,7 +636,7 @@ async fn measure(
     let peer = run_tool(tool, inst, &studio.url, tok, work, streams, requests).await?;
     // Ground truth is filed when a response's stream ends; give the last ones a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let records = records_since(studio.port, since).await?;
+    let records = ttft_e2e::ground_truth_since(studio.port, since, MODEL).await?;
     let (reqs, m) = match_truth(&peer, &records);
     let a = accuracy::agreement(studio.port, &reqs).await?;
     let mut row = a.to_json();

@@ -11,6 +11,10 @@
 //! [`clear_saved_runs`] starts from none. To time storage, import (or run) a report, then
 //! [`newest_run_saved`] gives the page's save time and size; reload (`Client::refresh`), then
 //! [`saved_runs_reopened`] gives the time to read it back and to list every saved run.
+//!
+//! The peer tools' tests (Locust, AIPerf) and the bench's peer runs share what drives a tool
+//! against the reference endpoint: [`start_reference_endpoint`], [`ground_truth_since`] with
+//! [`unix_ms`], [`run_logged`] and the tokenizer script [`WORD_TOKENIZER_PY`].
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -83,6 +87,90 @@ pub async fn start_studio_serving(dist: PathBuf) -> Result<Studio> {
         tls_url,
         shard_urls,
     })
+}
+
+/// The reference endpoint alone (its API, no app), in-process on a free loopback port: what a
+/// peer tool's own client (Locust, AIPerf) is pointed at. Returns the port; the server runs
+/// until the test's runtime ends.
+pub async fn start_reference_endpoint() -> Result<u16> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let port = listener.local_addr()?.port();
+    tokio::spawn(ttft_server::serve(
+        listener,
+        ttft_server::Config {
+            dist: None,
+            seed: 1,
+        },
+    ));
+    Ok(port)
+}
+
+/// The wall clock in ms since the Unix epoch: the clock the reference endpoint's ground truth
+/// (`received_unix_ms`, `GET /v1/ground-truth?since=`) and the peer tools' files are on.
+pub fn unix_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
+
+/// A Python script that makes a word-level tokenizer (`w0` … `w3999`, split on whitespace) with
+/// the `tokenizers` package into the folder given as its first argument (`tokenizer.json` and
+/// `tokenizer_config.json`): what AIPerf and the bench's peer tools count prompt tokens with,
+/// since no model hub is reachable here. Run as `python -c SCRIPT DIR`.
+pub const WORD_TOKENIZER_PY: &str = r#"
+import json, os, sys
+from tokenizers import Tokenizer, models, pre_tokenizers
+out = sys.argv[1]
+words = ["[UNK]"] + ["w%d" % i for i in range(4000)]
+tok = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+tok.save(os.path.join(out, "tokenizer.json"))
+with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+    json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]",
+               "model_max_length": 1000000, "clean_up_tokenization_spaces": False}, f)
+"#;
+
+/// Runs a peer tool's command (AIPerf, vLLM's or SGLang's bench, pip) to completion within
+/// `limit`, its output written to `log`; fails with the log's last lines when it exits
+/// non-zero or runs over (it is killed then).
+pub async fn run_logged(
+    mut cmd: tokio::process::Command,
+    log: &std::path::Path,
+    limit: Duration,
+    what: &str,
+) -> Result<()> {
+    let out =
+        std::fs::File::create(log).with_context(|| format!("cannot write {}", log.display()))?;
+    cmd.stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {what}"))?;
+    let status = match tokio::time::timeout(limit, child.wait()).await {
+        Ok(s) => s?,
+        Err(_) => {
+            let _ = child.kill().await;
+            bail!(
+                "{what} ran over {} s (log: {})",
+                limit.as_secs(),
+                log.display()
+            );
+        }
+    };
+    if !status.success() {
+        bail!("{what} failed ({status}): {}", log_tail(log));
+    }
+    Ok(())
+}
+
+/// The last non-empty lines of a log on one line, and where the log is: why a tool failed.
+pub fn log_tail(log: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(5)..].join(" | ");
+    format!("{tail} (log: {})", log.display())
 }
 
 /// A browser engine the studio is tested in, each through its own WebDriver server.
@@ -265,7 +353,8 @@ impl Drop for Driver {
     }
 }
 
-fn free_port() -> Result<u16> {
+/// A loopback port free when asked (for a process that binds it itself).
+pub fn free_port() -> Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
@@ -749,6 +838,26 @@ pub async fn ground_truths(
         }
     }
     Ok(out)
+}
+
+/// The reference endpoint's records of `model` it received since `since_ms` (wall clock,
+/// [`unix_ms`]), as `GET /v1/ground-truth?since=&model=` lists them: what a peer tool's
+/// requests are checked against.
+pub async fn ground_truth_since(
+    port: u16,
+    since_ms: f64,
+    model: &str,
+) -> Result<Vec<serde_json::Value>> {
+    let body = http_get(
+        port,
+        &format!("/v1/ground-truth?since={since_ms:.3}&model={model}"),
+    )
+    .await?;
+    let mut v: serde_json::Value = serde_json::from_str(&body)?;
+    match v["data"].take() {
+        serde_json::Value::Array(records) => Ok(records),
+        _ => bail!("no ground-truth list in {body:.200}"),
+    }
 }
 
 /// Clicks "make share link" and returns the link the page wrote.

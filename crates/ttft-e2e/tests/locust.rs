@@ -26,7 +26,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
@@ -34,7 +34,7 @@ use ttft_core::locust::{LocustTarget, locustfile};
 use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
 use ttft_core::stats::Summary;
 use ttft_core::timeline_file::{MergeOptions, merge_files};
-use ttft_e2e::http_get;
+use ttft_e2e::{free_port, ground_truth_since, start_reference_endpoint, unix_ms};
 
 /// The reference endpoint's benchmark model: 20 ms steps nearly independent of load.
 const MODEL: &str = "sim-bench";
@@ -55,32 +55,6 @@ fn locust_bin() -> Result<PathBuf> {
         p.display()
     );
     Ok(p)
-}
-
-fn unix_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
-}
-
-fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-/// The reference endpoint (API only), in-process on a free loopback port.
-async fn start_server() -> Result<u16> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let port = listener.local_addr()?.port();
-    tokio::spawn(ttft_server::serve(
-        listener,
-        ttft_server::Config {
-            dist: None,
-            seed: 1,
-        },
-    ));
-    Ok(port)
 }
 
 /// A temporary directory of the test's own, emptied first.
@@ -246,23 +220,6 @@ fn ledger(dir: &Path) -> Result<Value> {
     bail!("the master wrote no ledger")
 }
 
-/// Ground-truth records of `MODEL` received since `since`.
-async fn truth_since(port: u16, since: f64) -> Result<Vec<Value>> {
-    truth_of(port, since, MODEL).await
-}
-
-/// Ground-truth records of `model` received since `since`.
-async fn truth_of(port: u16, since: f64, model: &str) -> Result<Vec<Value>> {
-    let v: Value = serde_json::from_str(
-        &http_get(
-            port,
-            &format!("/v1/ground-truth?since={since}&model={model}"),
-        )
-        .await?,
-    )?;
-    Ok(v["data"].as_array().context("no data")?.clone())
-}
-
 /// Per-gap ITL errors and first-chunk delays of the merged run against ground truth; returns
 /// (gap errors, first-chunk delays, requests compared, requests whose chunk count differs).
 fn compare(
@@ -327,7 +284,7 @@ fn lines_of(files: &[(String, String)]) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Locust, the built app and Chromium: run `cargo xtask test`"]
 async fn distributed_run_matches_ground_truth() -> Result<()> {
-    let port = start_server().await?;
+    let port = start_reference_endpoint().await?;
     let dir = temp_dir("run")?;
     let run = "locust-e2e";
     let file = write_locustfile(&dir, port, run)?;
@@ -339,7 +296,7 @@ async fn distributed_run_matches_ground_truth() -> Result<()> {
     let files = worker_files(&dir)?;
     ensure!(files.len() == 2, "expected 2 worker files, got {files:?}");
     let lines = lines_of(&files);
-    let truth = truth_since(port, since).await?;
+    let truth = ground_truth_since(port, since, MODEL).await?;
     let merged = merge_files(&files, &MergeOptions::default())?;
     println!(
         "locust: {} lines in {} files, {} ground-truth records, merged {} requests, duplicates {}, missing {:?}, bad lines {}, skew {:?}",
@@ -564,7 +521,7 @@ async fn reopen_in_fresh_profile(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Locust in a virtualenv: run `cargo xtask test` (it installs it into target/locust)"]
 async fn killed_worker_loses_only_what_it_had_in_flight() -> Result<()> {
-    let port = start_server().await?;
+    let port = start_reference_endpoint().await?;
     let dir = temp_dir("kill")?;
     let run = "locust-e2e-kill";
     let file = write_locustfile(&dir, port, run)?;
@@ -624,7 +581,7 @@ async fn killed_worker_loses_only_what_it_had_in_flight() -> Result<()> {
         .map(|(_, n)| *n)
         .sum();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let truth = truth_since(port, since).await?;
+    let truth = ground_truth_since(port, since, MODEL).await?;
     println!(
         "killed worker {killed_worker}: {killed_lines} lines kept, {started_killed} started (ledger), {lost} lost; \
          merge: {} requests, missing {:?}, duplicates {}; server saw {} requests, {} lines in all",
@@ -848,7 +805,7 @@ async fn a_browser_probe_feels_the_locust_load() -> Result<()> {
     );
 
     // Against the server's records.
-    let truth = truth_of(port, since, PROBE_MODEL).await?;
+    let truth = ground_truth_since(port, since, PROBE_MODEL).await?;
     let by_id: std::collections::HashMap<&str, &Value> = truth
         .iter()
         .filter_map(|t| Some((t["id"].as_str()?, t)))

@@ -28,14 +28,15 @@
 //! artifacts and log stay in `target/peers/aiperf-e2e/`.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use serde_json::Value;
 use ttft_core::import::{Format, import, import_files};
 use ttft_core::report::Report;
-use ttft_e2e::{http_get, root};
+use ttft_e2e::{
+    WORD_TOKENIZER_PY, ground_truth_since, root, run_logged, start_reference_endpoint, unix_ms,
+};
 
 /// The reference endpoint's benchmark model: 20 ms steps nearly independent of load.
 const MODEL: &str = "sim-bench";
@@ -65,77 +66,21 @@ fn aiperf_bin() -> Result<PathBuf> {
     Ok(p)
 }
 
-fn unix_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
-}
-
-/// The reference endpoint (API only), in-process on a free loopback port.
-async fn start_server() -> Result<u16> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let port = listener.local_addr()?.port();
-    tokio::spawn(ttft_server::serve(
-        listener,
-        ttft_server::Config {
-            dist: None,
-            seed: 1,
-        },
-    ));
-    Ok(port)
-}
-
-/// Runs `cmd` to completion within `RUN_TIMEOUT`, its output in `log`; fails with the log's
-/// tail when it fails or runs over.
-async fn run_logged(mut cmd: tokio::process::Command, log: &Path, what: &str) -> Result<()> {
-    let out = std::fs::File::create(log)?;
-    cmd.stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {what}"))?;
-    let status = match tokio::time::timeout(RUN_TIMEOUT, child.wait()).await {
-        Ok(s) => s?,
-        Err(_) => bail!(
-            "{what} ran over {} s (log: {})",
-            RUN_TIMEOUT.as_secs(),
-            log.display()
-        ),
-    };
-    if !status.success() {
-        let text = std::fs::read_to_string(log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        bail!(
-            "{what} failed ({status}): {} (log: {})",
-            lines[lines.len().saturating_sub(5)..].join(" | "),
-            log.display()
-        );
-    }
-    Ok(())
-}
-
 /// A word-level tokenizer for AIPerf's prompt counting (no model hub is reachable), made with
-/// the `tokenizers` package of AIPerf's own venv, as the bench makes it.
+/// the `tokenizers` package of AIPerf's own venv by the script the bench uses too
+/// ([`WORD_TOKENIZER_PY`]).
 async fn tokenizer(python: &Path, dir: &Path) -> Result<PathBuf> {
     let tok = dir.join("tokenizer");
     std::fs::create_dir_all(&tok)?;
-    let script = r#"
-import json, os, sys
-from tokenizers import Tokenizer, models, pre_tokenizers
-out = sys.argv[1]
-words = ["[UNK]"] + ["w%d" % i for i in range(4000)]
-tok = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-tok.save(os.path.join(out, "tokenizer.json"))
-with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
-    json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]",
-               "model_max_length": 1000000, "clean_up_tokenization_spaces": False}, f)
-"#;
     let mut c = tokio::process::Command::new(python);
-    c.args(["-c", script]).arg(&tok);
-    run_logged(c, &dir.join("tokenizer.log"), "making the tokenizer").await?;
+    c.args(["-c", WORD_TOKENIZER_PY]).arg(&tok);
+    run_logged(
+        c,
+        &dir.join("tokenizer.log"),
+        RUN_TIMEOUT,
+        "making the tokenizer",
+    )
+    .await?;
     Ok(tok)
 }
 
@@ -176,7 +121,7 @@ async fn run_aiperf(port: u16) -> Result<AiperfRun> {
         .arg(&artifacts)
         .args(["--ui", "none", "--no-server-metrics", "--no-gpu-telemetry"])
         .env("TOKENIZERS_PARALLELISM", "false");
-    run_logged(c, &dir.join("aiperf.log"), "aiperf profile").await?;
+    run_logged(c, &dir.join("aiperf.log"), RUN_TIMEOUT, "aiperf profile").await?;
     let took_s = started.elapsed().as_secs_f64();
     let read = |name: &str| {
         std::fs::read_to_string(artifacts.join(name))
@@ -194,16 +139,7 @@ async fn run_aiperf(port: u16) -> Result<AiperfRun> {
 async fn ground_truth(port: u16, since_ms: f64) -> Result<Vec<Value>> {
     // Ground truth is filed when a response's stream ends; give the last ones a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let body = http_get(
-        port,
-        &format!("/v1/ground-truth?since={since_ms:.3}&model={MODEL}"),
-    )
-    .await?;
-    let v: Value = serde_json::from_str(&body)?;
-    Ok(v["data"]
-        .as_array()
-        .context("no ground-truth list")?
-        .clone())
+    ground_truth_since(port, since_ms, MODEL).await
 }
 
 /// The one report of an AIPerf records file.
@@ -222,7 +158,7 @@ fn p99(mut v: Vec<f64>) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs AIPerf: run `cargo xtask test` (or `cargo xtask aiperf`)"]
 async fn aiperf_profile_export_imports_as_the_server_saw_it() -> Result<()> {
-    let port = start_server().await?;
+    let port = start_reference_endpoint().await?;
     let run = run_aiperf(port).await?;
     let truth = ground_truth(port, run.since_ms).await?;
     let lines: Vec<Value> = run
