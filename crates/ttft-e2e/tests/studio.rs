@@ -744,6 +744,170 @@ async fn multi_turn_prompt_grows_each_round() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The multi-turn shared-prefix scenario against `sim-cache`, the reference endpoint's model
+/// with a prefix cache (blocks of 16 tokens; 0.5 ms of prefill per uncached token), with "read
+/// the server's metrics" on. Each round's prompt extends the one before, so round 1 is cold
+/// (0 %) and every later round is served all but its new tokens: the groups table's per-round
+/// cache column, the run's hit rate under it, the prompt-cache chart and the `prompt_cache`
+/// finding say so. The scraped `vllm:prefix_cache_{hits,queries}_total` give the server's hit
+/// rate as a series on the server's chart, and their growth over the run is exactly the
+/// cached and prompt tokens the browser read in each response's usage. The same conversation
+/// with `"cache_prompt": false` (the cache off per request): 0 % every round, TTFT grows with
+/// the prompt, and the diagnosis says the cache should have served it (`prompt_cache_missed`).
+///
+/// Robust on a busy machine: the cache's hits are decided by the prompts, not by time; the
+/// missed-cache finding needs TTFT to grow ≥ 5 % and ≥ 10 ms from the shortest prompt to the
+/// longest (r² ≥ 0.5), and 5 rounds of 64 answer tokens add ≈ 320 prompt tokens, ≈ 160 ms of
+/// prefill on ≈ 800 ms, far above the browser's scheduling noise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn shared_prefix_rounds_show_the_prefix_cache_hit_rate() -> anyhow::Result<()> {
+    use anyhow::Context;
+    use ttft_core::server_metrics::{Concept, ServerSeries};
+    const ROUNDS: usize = 5;
+    let session = open_studio().await?;
+    let c = &session.client;
+    click(c, "scrape-metrics").await?;
+    c.find(Locator::Css("[data-testid=scenario-kind]"))
+        .await?
+        .select_by_value("shared_prefix")
+        .await?;
+    set_field(c, "model", "sim-cache").await?;
+    set_field(c, "rounds", &ROUNDS.to_string()).await?;
+    set_field(c, "max-tokens", "64").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 120).await?;
+    let run = saved_runs(c).await?.remove(0);
+    assert_eq!(run.scenario, "shared_prefix");
+    assert_eq!(
+        run.requests.len(),
+        ROUNDS,
+        "one request a round, no warm-up"
+    );
+    let rounds = round_hit_rates(c).await?;
+    println!("sim-cache shared prefix, hit rate per round (%): {rounds:?}");
+    assert_eq!(rounds.len(), ROUNDS, "{rounds:?}");
+    assert_eq!(rounds[0], 0.0, "round 1 is cold: {rounds:?}");
+    assert!(
+        rounds[1..].iter().all(|r| *r >= 80.0),
+        "later rounds are served all but their new tokens: {rounds:?}"
+    );
+    let agg = run.aggregates();
+    let cache = agg.prompt_cache.context("the run's prompt cache")?;
+    assert_eq!((cache.reporting, cache.successful), (ROUNDS, ROUNDS));
+    let sentence = wait_text(c, "cache-hit-rate", 5, |t| t.contains("hit rate")).await?;
+    assert!(
+        sentence.starts_with(&format!(
+            "Prompt cache hit rate {:.0} %: {} of {} prompt tokens",
+            cache.hit_rate() * 100.0,
+            cache.cached_tokens,
+            cache.prompt_tokens
+        )),
+        "{sentence}"
+    );
+    assert!(cache.hit_rate() > 0.7, "{sentence}");
+    c.find(Locator::Css("[data-finding=prompt_cache]"))
+        .await
+        .context("the prompt_cache finding")?;
+    let (charts, _) = drawn_charts(c, "report-charts", 30).await?;
+    assert!(
+        charts.iter().any(|id| id == "prompt-cache")
+            && charts.iter().any(|id| id == "server-metrics"),
+        "{charts:?}"
+    );
+    // The server's side: its hit rate as a series, and its counters' growth over the run is
+    // what the browser read in usage, token for token.
+    let series = ServerSeries::of_report(&run).context("fewer than two scrapes")?;
+    let rate = series
+        .series(Concept::PrefixCacheHitRate)
+        .context("no prefix-cache hit rate among the scraped series")?;
+    assert_eq!(
+        rate.metric,
+        "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total"
+    );
+    let values: Vec<f64> = rate.points.iter().map(|p| p.value).collect();
+    assert!(
+        values.iter().any(|v| *v > 0.5),
+        "a scrape interval of later rounds: {values:?}"
+    );
+    let grew = |name: &str| {
+        let at = |text: &str| {
+            ttft_core::prometheus::parse(text)
+                .samples
+                .into_iter()
+                .find(|s| {
+                    s.name == name
+                        && s.labels
+                            .iter()
+                            .any(|(k, v)| k == "model_name" && v == "sim-cache")
+                })
+                .map_or(0.0, |s| s.value)
+        };
+        let (first, last) = (
+            &run.server_scrapes[0],
+            &run.server_scrapes[run.server_scrapes.len() - 1],
+        );
+        at(&last.text) - at(&first.text)
+    };
+    assert_eq!(
+        (
+            grew("vllm:prefix_cache_hits_total"),
+            grew("vllm:prefix_cache_queries_total")
+        ),
+        (cache.cached_tokens as f64, cache.prompt_tokens as f64),
+        "the server's counters over the run against the usage the browser read"
+    );
+    println!(
+        "sim-cache: run hit rate {:.1} % ({} of {} prompt tokens), {} scrapes, scraped hit rate per interval {values:?}",
+        cache.hit_rate() * 100.0,
+        cache.cached_tokens,
+        cache.prompt_tokens,
+        series.scrapes
+    );
+
+    // The cache off per request: every round prefills its whole prompt again.
+    set_field(c, "extra-body", r#"{"cache_prompt": false}"#).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 120).await?;
+    let off = saved_runs(c).await?.remove(0);
+    assert_eq!(off.requests.len(), ROUNDS);
+    let rounds = round_hit_rates(c).await?;
+    assert!(rounds.iter().all(|r| *r == 0.0), "{rounds:?}");
+    let missed = c
+        .find(Locator::Css("[data-finding=prompt_cache_missed]"))
+        .await
+        .with_context(|| {
+            format!(
+                "no prompt_cache_missed finding; TTFT against prompt: {:?}",
+                off.aggregates().ttft_vs_prompt
+            )
+        })?
+        .text()
+        .await?;
+    assert!(missed.contains("hit rate 0 %"), "{missed}");
+    println!(
+        "cache off: hit rate per round {rounds:?}, TTFT fit {:?}",
+        off.aggregates().ttft_vs_prompt
+    );
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// The groups table's prompt-cache column, round by round (%; NaN for `—`).
+async fn round_hit_rates(c: &fantoccini::Client) -> anyhow::Result<Vec<f64>> {
+    let mut out = Vec::new();
+    for cell in c
+        .find_all(Locator::Css(
+            "[data-testid=groups] tbody tr [data-testid=round-cache-hit-rate]",
+        ))
+        .await?
+    {
+        let text = cell.text().await?;
+        out.push(text.trim_end_matches('%').parse().unwrap_or(f64::NAN));
+    }
+    Ok(out)
+}
+
 /// A completed run draws its charts; a chart exports as a real PNG; the roofline panel compares
 /// the bound with the measured per-token time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
