@@ -275,9 +275,9 @@ fn qoe_of(run: &Report) -> String {
 
 /// The reader is the user's to set: on `model-b` (a 3.5 s first token) a listener (the speech
 /// preset), then a slower reader typed in, waits less for the first words and scores it higher;
-/// the run keeps the setting (stored, and after a reload), its reading chart and replay pace
-/// follow, new runs start with it, the same setting again changes nothing, and a value the core
-/// refuses says why and changes nothing.
+/// the run keeps the setting (stored, and after a reload), its SLO on QoE, reading chart and
+/// replay pace follow, new runs start with it, the same setting again changes nothing, and a
+/// value the core refuses says why and changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn the_reader_you_set_rescores_the_run() -> Result<()> {
@@ -298,6 +298,13 @@ async fn the_reader_you_set_rescores_the_run() -> Result<()> {
         run.experience
     );
     ensure!(reading == qoe_of(&run), "{reading} vs {}", qoe_of(&run));
+    // An SLO on the reading QoE just above this reader's: missed.
+    let exact = |run: &Report| run.aggregates().experience.qoe_p50.unwrap_or(f64::NAN);
+    let bar = exact(&run) + 0.001;
+    set_field(c, "slo-input", &format!("qoe p50 >= {bar:.4}")).await?;
+    click(c, "slo-apply").await?;
+    let sentence = wait_text(c, "slo-sentence", 20, |t| t.contains("< ")).await?;
+    println!("at 4 words/s: {sentence}");
 
     // The speech preset: 2.5 words/s.
     c.find(Locator::Css("[data-testid=reader-preset]"))
@@ -331,6 +338,10 @@ async fn the_reader_you_set_rescores_the_run() -> Result<()> {
         run.experience
     );
     ensure!(slower == qoe_of(&run), "{slower} vs {}", qoe_of(&run));
+    // The slower reader scores above the bar: the SLO is met now.
+    ensure!(exact(&run) > bar, "{} vs {bar}", exact(&run));
+    let sentence = wait_text(c, "slo-sentence", 20, |t| t.starts_with("Meets")).await?;
+    println!("at 1.5 words/s: {sentence}");
     drawn_charts(c, "report-charts", 30).await?;
     let caption = c
         .find(Locator::Css("[data-chart=reading] figcaption"))
