@@ -3,7 +3,9 @@
 //! Run it through `cargo xtask bench` (which installs and builds what is missing).
 //! `ttft-bench ROOT --render-only` re-renders the Markdown from the last `results.json`;
 //! `--large-only` and `--locust-only` re-measure one part into it (`locust`: the Locust
-//! vantage) and re-render.
+//! vantage) and re-render. The share links' run is kept in `target/bench/links-100.json`;
+//! `--links-from FILE` measures the links of such a run (and of 1,000 requests resampled from
+//! it) part by part, without a browser.
 //!
 //! It starts the server and the browser with the end-to-end harness (`ttft-e2e`); the
 //! synthetic reports for render and share-link sizes come from `synthetic`, the Markdown from
@@ -270,10 +272,16 @@ async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
     use ttft_core::share::{ShareOptions, compact_for_share, decode, encode, encode_r1, encode_r2};
     eprintln!("share links: a 100-request run…");
     let real = ui_run(c, studio, &Setup::plain(""), "sim-bench", 100, 8, 100).await?;
-    // The run behind every link figure, kept for working on the codec.
-    if let Some(path) = std::env::var_os("TTFT_BENCH_LINK_RUN") {
-        std::fs::write(&path, real.to_json_pretty())?;
+    // The run behind every link figure, kept for working on the codec
+    // (`ttft-bench ROOT --links-from target/bench/links-100.json`).
+    let kept = std::env::var_os("TTFT_BENCH_LINK_RUN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/bench/links-100.json"));
+    if let Some(dir) = kept.parent() {
+        std::fs::create_dir_all(dir)?;
     }
+    std::fs::write(&kept, real.to_json_pretty())?;
+    eprintln!("{}", link_breakdown(&real));
     let mut out = serde_json::Map::new();
     for n in [100usize, 1000, 10_000] {
         let report = if n == 100 {
@@ -357,6 +365,69 @@ async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
     Ok(Value::Object(out))
 }
 
+/// Where the bytes of a report's link go, part by part, as a table.
+fn link_breakdown(report: &Report) -> String {
+    let (link, parts) =
+        ttft_core::share::breakdown(report, &ttft_core::share::ShareOptions::default());
+    let mut out = format!(
+        "{} requests: {} characters ({} kept, gaps of {}, {} replays, {} ms steps)\n{:<68} {:>8} {:>8} {:>8}\n",
+        report.requests.len(),
+        link.text.len(),
+        link.requests_kept,
+        link.gaps_kept_for,
+        link.replays,
+        link.precision_ms,
+        "part (bytes)",
+        "raw",
+        "coded",
+        "deflated"
+    );
+    for p in parts {
+        out += &format!(
+            "{:<68} {:>8} {:>8.0} {:>8}\n",
+            p.name, p.raw_bytes, p.coded_bytes, p.deflated_alone_bytes
+        );
+    }
+    out
+}
+
+/// `--links-from FILE`: the link figures of a kept run (FILE, a report's JSON) and of 1,000
+/// requests resampled from it as the bench does, without a browser.
+fn links_from(path: &Path) -> Result<()> {
+    use ttft_core::share::{ShareOptions, decode, encode, encode_r3_deflate};
+    let real = ttft_core::report::read_json(&std::fs::read(path)?)?;
+    for n in [real.requests.len(), 1000] {
+        let report = if n == real.requests.len() {
+            real.clone()
+        } else {
+            synthetic::resampled_report(&real, n, 11)
+        };
+        let whole = ShareOptions {
+            max_chars: None,
+            ..ShareOptions::default()
+        };
+        let started = Instant::now();
+        let link = encode(&report, &ShareOptions::default());
+        let encode_ms = started.elapsed().as_secs_f64() * 1e3;
+        let started = Instant::now();
+        decode(&link.text)?;
+        let decode_ms = started.elapsed().as_secs_f64() * 1e3;
+        println!(
+            "{n} requests: link {} chars ({} ms steps, encoded in {encode_ms:.0} ms, decoded in {decode_ms:.0} ms); whole {} chars, first r3 layout {} chars (whole {}), gap entropy bound {:.0} chars",
+            link.text.len(),
+            link.precision_ms,
+            encode(&report, &whole).text.len(),
+            encode_r3_deflate(&report, &ShareOptions::default())
+                .text
+                .len(),
+            encode_r3_deflate(&report, &whole).text.len(),
+            gap_entropy_chars(&report)
+        );
+        println!("{}", link_breakdown(&report));
+    }
+    Ok(())
+}
+
 /// The large-run figures (#13): bundle and first load, chart times, share links.
 async fn large_runs(
     results: &mut serde_json::Map<String, Value>,
@@ -436,6 +507,10 @@ async fn main() -> Result<()> {
         Some("--peers-only") => return peers::standalone(&root).await,
         // Measures the Locust vantage alone into the last results.json and re-renders.
         Some("--locust-only") => return locust::standalone(&root).await,
+        Some("--links-from") => {
+            let path = std::env::args().nth(3).context("--links-from FILE")?;
+            return links_from(Path::new(&path));
+        }
         _ => {}
     }
     let started = Instant::now();

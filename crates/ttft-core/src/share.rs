@@ -2,7 +2,11 @@
 //!
 //! **r3** (what [`encode`] writes): `r3.` + base64url (no padding) of the binary, columnar
 //! encoding of the run's measurements (`share/r2.rs`), its per-gap timings range-coded with
-//! adaptive models (`share/entropy.rs`) and everything else under raw DEFLATE; opening the
+//! adaptive models (`share/entropy.rs`) and everything else, section by section (the header,
+//! each column), by a context-mixing byte coder (`share/context.rs`; the header's models
+//! first learn a fixed primer of the header's own shape, `HEADER_PRIMER`). That is r3's
+//! second layout, marked by a first byte 0; links of its first layout (everything but the
+//! gaps under raw DEFLATE, [`encode_r3_deflate`]) keep opening. Opening the
 //! link recomputes every figure with the core, from times rounded to a stated precision
 //! (0.1 ms by default). To stay under a length that chat tools and trackers accept
 //! ([`ShareOptions::max_chars`], 64,000 characters by default) a link first keeps fewer
@@ -19,10 +23,13 @@
 //! **r1** (links made before r2, still opened): `r1.` + base64url of the raw-DEFLATE JSON of
 //! the report, made by [`encode_r1`] from a [`compact_for_share`] copy.
 //!
-//! Decoding is bounded (at most [`MAX_INFLATED`] bytes, every count checked against the bytes
-//! that hold it) and every failure is a [`ShareError`] that says what to do.
+//! Decoding is bounded (at most [`MAX_INFLATED`] bytes, and at most
+//! `context::MAX_EXPANSION` per context-coded byte; every count checked against the bytes
+//! that hold it) and every failure is a [`ShareError`] that says what to do. [`breakdown`]
+//! says where a link's bytes go, part by part (for the bench).
 
 mod bytes;
+mod context;
 mod entropy;
 mod r2;
 
@@ -119,14 +126,33 @@ pub fn encode_r2(report: &Report, options: &ShareOptions) -> SharedLink {
     encode_as(report, options, Format::R2)
 }
 
+/// Encodes a report as an r3 link of its first layout (everything but the gaps under
+/// DEFLATE), as studios wrote them before the context-mixing layout; kept so that such links
+/// can still be made and tested.
+#[doc(hidden)]
+pub fn encode_r3_deflate(report: &Report, options: &ShareOptions) -> SharedLink {
+    encode_as(report, options, Format::R3Deflate)
+}
+
 /// The link formats [`encode_as`] can write.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Format {
     R2,
+    /// r3's first layout: the rest under DEFLATE.
+    R3Deflate,
     R3,
 }
 
 fn encode_as(report: &Report, options: &ShareOptions, format: Format) -> SharedLink {
+    encode_layout(report, options, format).0
+}
+
+/// The link [`encode_as`] makes and the layout it chose.
+fn encode_layout(
+    report: &Report,
+    options: &ShareOptions,
+    format: Format,
+) -> (SharedLink, r2::Layout) {
     let n = report.requests.len();
     let with_replay = report
         .requests
@@ -176,12 +202,12 @@ fn encode_as(report: &Report, options: &ShareOptions, format: Format) -> SharedL
             request_stride,
             whole_probe,
         };
-        let link = encode_with(report, layout, with_replay, format);
+        let link = encode_with(report, layout, with_replay, format, options.max_chars);
         let fits = options.max_chars.is_none_or(|max| link.text.len() <= max);
         if fits {
-            return link;
+            return (link, layout);
         }
-        last = Some(link);
+        last = Some((link, layout));
     }
     last.expect("the ladder is never empty")
 }
@@ -191,6 +217,7 @@ fn encode_with(
     layout: r2::Layout,
     with_replay: usize,
     format: Format,
+    max_chars: Option<usize>,
 ) -> SharedLink {
     let n = report.requests.len();
     let kept = r2::sample(report, layout);
@@ -245,16 +272,17 @@ fn encode_with(
         carried.cloned()
     };
     let bytes = r2::encode(report, &kept, layout, left_out.clone(), headline);
-    let text = match format {
-        Format::R3 => {
-            r3_payload(&bytes).map(|payload| format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(payload)))
-        }
+    let payload = match format {
+        Format::R3 => r3_payload(&bytes, max_chars),
+        Format::R3Deflate => r3_deflate_payload(&bytes),
         Format::R2 => None,
-    }
-    .unwrap_or_else(|| {
-        let packed = miniz_oxide::deflate::compress_to_vec(&bytes, 9);
-        format!("{PREFIX_R2}{}", URL_SAFE_NO_PAD.encode(packed))
-    });
+    };
+    let text = payload
+        .map(|payload| format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(payload)))
+        .unwrap_or_else(|| {
+            let packed = miniz_oxide::deflate::compress_to_vec(&bytes, 9);
+            format!("{PREFIX_R2}{}", URL_SAFE_NO_PAD.encode(packed))
+        });
     SharedLink {
         text,
         precision_ms: layout.precision_ms,
@@ -265,10 +293,117 @@ fn encode_with(
     }
 }
 
-/// An r3 payload from r2 bytes: the length of the DEFLATE part, the r2 bytes without their
-/// gaps column under DEFLATE, then the gaps range-coded (`share/entropy.rs`). `None` if the
-/// gaps column does not read as this encoder writes it (the link is then an r2 link).
-fn r3_payload(r2_bytes: &[u8]) -> Option<Vec<u8>> {
+/// The first byte of an r3 payload of the second layout (a first-layout payload starts with
+/// the length of its DEFLATE part, never 0).
+const CONTEXT_LAYOUT: u8 = 0;
+/// Most sections a second-layout payload may hold.
+const MAX_SECTIONS: usize = 64;
+
+/// What the context-mixing models learn before a second-layout link's header (its JSON,
+/// `share/r2.rs`): the header's own shape, with the studio's own defaults and sentences, so
+/// that its keys and usual values cost little. Only the studio's words, never a server's; it
+/// is part of the format: changing it needs a new layout byte.
+const HEADER_PRIMER: &str = concat!(
+    r#"{"version":1,"title":"chat · model · 2026-01-01T00:00:00","created_unix_ms":1700000000000.0,"#,
+    r#""clock_resolution_ms":0.005,"stamping":"1 stamping worker","endpoint":{"base_url":"http://127.0.0.1:8080","#,
+    r#""model":"","dialect":null},"scenario":"chat","settings":{"concurrency":4,"continuous_usage":false,"#,
+    r#""custom_prompt":"","extra_body":"","ignore_eos":false,"kind":"chat","levels":"1, 4, 8, 16","max_tokens":256,"#,
+    r#""preset":1,"prompt_levels":"100, 500, 1000, 2000","rate_per_s":0.0,"requests":20,"required_keys":"city, days","#,
+    r#""rounds":4,"seed":null,"system_prompt":"","temperature":0.0,"timeout_s":60.0,"use_tools":false,"warmup":1},"#,
+    r#""thresholds":{"ttft_ms":2000.0,"itl_ms":120.0,"p95_ttft_ms":2000.0},"experience":{"deadlines":"#,
+    r#"{"first_token_ms":1000.0,"gap_ms":187.5,"fluid_target":0.9,"fluid_share":0.99},"reading":{"words_per_s":4.0,"#,
+    r#""cjk_chars_per_s":6.0,"expected_ttft_ms":1000.0,"min_wait_ms":250.0,"read_reasoning":false}},"#,
+    r#""precision_ms":0.1,"requests":20,"groups":[["c=4",4.0]],"strings":[""],"left_out":["server request ids "#,
+    r#"and wall-clock send times (they line a run up with server records)","replay text of 15 of 20 requests "#,
+    r#"(the reading experience is scored from the word counts kept instead)"],"headline":null,"vantage":"browser","#,
+    r#""client_health":{"verdict":{"may_have_added":{"up_to_ms":9.8}},"lag_samples":480,"lag_p50_ms":0.25,"#,
+    r#""lag_p99_ms":11.0,"lag_max_ms":41.2,"hidden_ms":0.0,"requests_while_hidden":0,"queue_p99_ms":9.8,"#,
+    r#""causes":[{"kind":"connection_queue","up_to_ms":9.8,"sentence":"12 requests waited more than 5.00 ms "#,
+    r#"in the browser before being sent (P99 9.8 ms, max 12.1 ms): the browser holds a request while its "#,
+    r#"connections to the origin are busy (6 per origin over HTTP/1.1) or being opened. That wait is part "#,
+    r#"of their TTFT, not of their ITL, and it is the client's, not the server's.","short":"connection queue: "#,
+    r#"P99 9.8 ms before sending"},{"kind":"main_thread_lag","up_to_ms":0.0,"sentence":"The page's main "#,
+    r#"thread was busy while requests streamed: its timers fired up to 41.2 ms late (P99 11.0 ms, above the "#,
+    r#"16.7 ms of one frame) while 8 requests streamed. Reads were stamped in a worker, so the stamps are "#,
+    r#"unaffected (0 ms added); only drawing was delayed.","short":""},{"kind":"hidden_tab","up_to_ms":0.0,"#,
+    r#""sentence":"The tab was hidden for 2.0 s while 3 requests streamed: a hidden tab's timers are throttled"#,
+    r#"","short":"tab hidden while nothing streamed"}]},"user_agent":"Mozilla/5.0 (X11; Linux x86_64) "#,
+    r#"AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36","clients":["browser","locust"]}"#,
+);
+
+/// What each section of a second-layout payload's models learn first (the header's primer;
+/// the other sections start empty).
+fn primers() -> [&'static [u8]; 2] {
+    [b"", HEADER_PRIMER.as_bytes()]
+}
+
+/// An r3 payload from r2 bytes, second layout: `0`, the number of sections of the r2 bytes
+/// without their gaps column (`r2::sections`: its header, each column) and each one's length,
+/// the length of their context-mixing code (`share/context.rs`) and that code, then the gaps
+/// range-coded (`share/entropy.rs`). `None` if the gaps column does not read as this encoder
+/// writes it (the link is then an r2 link).
+///
+/// When the coded gaps alone are longer than `max_chars` allow, the link cannot fit whatever
+/// the rest costs: the cheaper first layout is written instead (a ladder step that is passed
+/// over, unless no step fits).
+fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Vec<u8>> {
+    let (rest, gaps) = r2::take_gaps(r2_bytes).ok()?;
+    let coded_gaps = entropy::code_gaps(&gaps)?;
+    if max_chars.is_some_and(|max| coded_gaps.len() * 4 / 3 > max) {
+        return r3_deflate_payload(r2_bytes);
+    }
+    let sections = r2::sections(&rest).ok()?;
+    let mut e = entropy::Encoder::default();
+    let slices: Vec<&[u8]> = sections.iter().map(|(_, r)| &rest[r.clone()]).collect();
+    context::encode(&mut e, &slices, &primers());
+    let coded = e.finish();
+    if rest.len() > coded.len() * context::MAX_EXPANSION {
+        // Beyond what a decoder accepts (never seen: even a column of equal bytes costs more).
+        return r3_deflate_payload(r2_bytes);
+    }
+    let mut out = bytes::Column(vec![CONTEXT_LAYOUT]);
+    out.u(slices.len() as u64);
+    slices.iter().for_each(|s| out.u(s.len() as u64));
+    out.u(coded.len() as u64);
+    out.0.extend_from_slice(&coded);
+    out.0.extend_from_slice(&coded_gaps);
+    Some(out.0)
+}
+
+/// The r2 bytes a second-layout r3 payload holds (after its first byte), never more than
+/// [`MAX_INFLATED`] nor more than [`context::MAX_EXPANSION`] per coded byte.
+fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
+    let mut r = bytes::Cursor::new(payload, "layout");
+    let n = r.count_of(MAX_SECTIONS)?;
+    let mut lengths = Vec::with_capacity(n);
+    let mut total = 0usize;
+    for _ in 0..n {
+        let len = usize::try_from(r.u()?).unwrap_or(usize::MAX);
+        total = total.saturating_add(len);
+        lengths.push(len);
+    }
+    let coded_len = r.count()?;
+    let at = payload.len() - r.remaining();
+    let coded = &payload[at..at + coded_len];
+    if total > MAX_INFLATED {
+        return Err(ShareError::TooLarge);
+    }
+    if total > coded_len.saturating_mul(context::MAX_EXPANSION) {
+        return Err(ShareError::Damaged(
+            "more bytes than its code can hold".into(),
+        ));
+    }
+    let mut d = entropy::Decoder::new(coded)?;
+    let rest = context::decode(&mut d, &lengths, &primers())?;
+    d.finish()?;
+    let gaps = entropy::gaps_column(&payload[at + coded_len..], MAX_INFLATED - rest.len())?;
+    r2::put_gaps(&rest, &gaps)
+}
+
+/// An r3 payload of the first layout (links made before the second): the length of the
+/// DEFLATE part, the r2 bytes without their gaps column under DEFLATE, then the gaps
+/// range-coded. `None` as for [`r3_payload`].
+fn r3_deflate_payload(r2_bytes: &[u8]) -> Option<Vec<u8>> {
     let (rest, gaps) = r2::take_gaps(r2_bytes).ok()?;
     let coded = entropy::code_gaps(&gaps)?;
     let packed = miniz_oxide::deflate::compress_to_vec(&rest, 9);
@@ -279,8 +414,11 @@ fn r3_payload(r2_bytes: &[u8]) -> Option<Vec<u8>> {
     Some(out.0)
 }
 
-/// The r2 bytes an r3 payload holds, never more than [`MAX_INFLATED`].
+/// The r2 bytes an r3 payload holds (either layout), never more than [`MAX_INFLATED`].
 fn r2_bytes_of_r3(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
+    if let Some((&CONTEXT_LAYOUT, rest)) = payload.split_first() {
+        return r2_bytes_of_context_layout(rest);
+    }
     let mut r = bytes::Cursor::new(payload, "layout");
     let len = r.count()?;
     let at = payload.len() - r.remaining();
@@ -401,4 +539,81 @@ fn round_floats(report: &Report) -> Report {
         }
         Err(_) => report.clone(),
     }
+}
+
+/// One part of a link and what it takes, from [`breakdown`].
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkPart {
+    /// Which part (`header`, a column's name, `gaps (range-coded)`, `framing`).
+    pub name: String,
+    /// Its bytes before coding.
+    pub raw_bytes: usize,
+    /// What it costs in the link as written (bytes; a section's share of the context-mixing
+    /// code is its information content under the adaptive model, within a few bytes).
+    pub coded_bytes: f64,
+    /// What it would cost under DEFLATE on its own (r3's first layout codes all but the gaps
+    /// in one DEFLATE stream, which costs less than the sum of these).
+    pub deflated_alone_bytes: usize,
+}
+
+/// Where the bytes of `report`'s link (with `options`) go, part by part; for measuring the
+/// codec (the bench and tests), not for the studio.
+#[doc(hidden)]
+pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<LinkPart>) {
+    let (link, layout) = encode_layout(report, options, Format::R3);
+    let kept = r2::sample(report, layout);
+    let carried = report.shared.as_ref().and_then(|s| s.headline.as_deref());
+    let headline = if layout.gap_stride > 1 || layout.request_stride > 1 {
+        Some(report.aggregates())
+    } else {
+        carried.cloned()
+    };
+    let bytes = r2::encode(report, &kept, layout, link.left_out.clone(), headline);
+    let mut parts = Vec::new();
+    let Ok((rest, gaps)) = r2::take_gaps(&bytes) else {
+        return (link, parts);
+    };
+    let Ok(sections) = r2::sections(&rest) else {
+        return (link, parts);
+    };
+    let slices: Vec<&[u8]> = sections.iter().map(|(_, r)| &rest[r.clone()]).collect();
+    let mut e = entropy::Encoder::default();
+    let costs = context::encode(&mut e, &slices, &primers());
+    let coded_total = e.finish().len();
+    for ((name, range), bits) in sections.iter().zip(&costs) {
+        parts.push(LinkPart {
+            name: (*name).to_owned(),
+            raw_bytes: range.len(),
+            coded_bytes: bits / 8.0,
+            deflated_alone_bytes: miniz_oxide::deflate::compress_to_vec(&rest[range.clone()], 9)
+                .len(),
+        });
+    }
+    let coded_gaps = entropy::code_gaps(&gaps).map_or(0, |g| g.len());
+    parts.push(LinkPart {
+        name: "gaps (range-coded)".into(),
+        raw_bytes: gaps.len(),
+        coded_bytes: coded_gaps as f64,
+        deflated_alone_bytes: miniz_oxide::deflate::compress_to_vec(&gaps, 9).len(),
+    });
+    let payload = URL_SAFE_NO_PAD
+        .decode(link.text.trim_start_matches(PREFIX))
+        .map_or(0, |p| p.len());
+    let modelled: f64 = costs.iter().sum::<f64>() / 8.0;
+    parts.push(LinkPart {
+        name: "framing (lengths, coder flush)".into(),
+        raw_bytes: 0,
+        coded_bytes: payload as f64 - modelled - coded_gaps as f64,
+        deflated_alone_bytes: 0,
+    });
+    // Not a part: what r3's first layout spends on all but the gaps, for comparison.
+    let joint = miniz_oxide::deflate::compress_to_vec(&rest, 9).len();
+    parts.push(LinkPart {
+        name: "(not a part) all but the gaps: context-mixed / one DEFLATE stream".into(),
+        raw_bytes: rest.len(),
+        coded_bytes: coded_total as f64,
+        deflated_alone_bytes: joint,
+    });
+    (link, parts)
 }

@@ -324,6 +324,10 @@ proptest! {
         prop_assert_eq!(from_r2.shared.as_ref().map(|s| s.format.clone()), Some("r2".to_owned()));
         from_r2.shared.as_mut().unwrap().format = "r3".into();
         prop_assert_eq!(&from_r2, &back);
+        // And in an r3 link of the first layout (all but the gaps under DEFLATE).
+        let first = share::encode_r3_deflate(&report, &options);
+        prop_assert!(first.text.starts_with("r3."));
+        prop_assert_eq!(&share::decode(&first.text).unwrap(), &back);
         prop_assert_eq!(shared.precision_ms, 0.1);
         prop_assert!(shared.headline.is_none());
         prop_assert_eq!(back.requests.len(), report.requests.len());
@@ -392,7 +396,7 @@ fn says_left_out(opened: &Report, what: &str) {
 }
 
 /// The link of `report` limited to a `part`-th of its whole link's length, checked to fit.
-fn link_within(report: &Report, part: usize) -> share::SharedLink {
+fn link_within(report: &Report, part: f64) -> share::SharedLink {
     let full = share::encode(
         report,
         &ShareOptions {
@@ -400,7 +404,7 @@ fn link_within(report: &Report, part: usize) -> share::SharedLink {
             ..ShareOptions::default()
         },
     );
-    let limit = full.text.len() / part;
+    let limit = (full.text.len() as f64 / part) as usize;
     let link = share::encode(
         report,
         &ShareOptions {
@@ -415,7 +419,7 @@ fn link_within(report: &Report, part: usize) -> share::SharedLink {
 #[test]
 fn a_length_limit_keeps_less_says_what_and_keeps_the_headline_exact() {
     let report = random_report(11, 400);
-    let link = link_within(&report, 4);
+    let link = link_within(&report, 4.0);
     assert!(
         link.requests_kept < report.requests.len() || link.gaps_kept_for < report.requests.len()
     );
@@ -584,9 +588,9 @@ fn a_sampled_probe_link_keeps_every_probe_request_and_samples_the_load() {
             .map(|q| q.index)
             .collect()
     };
-    let link = link_within(&report, 2);
+    let link = link_within(&report, 2.5);
     let back = share::decode(&link.text).unwrap();
-    // Half the length: the load is sampled (every 4th of its 266 requests, here).
+    // Two fifths of the length: the load is sampled.
     assert!(link.requests_kept < report.requests.len());
     assert_eq!(back.requests.len(), link.requests_kept);
     says_left_out(&back, "every probe request");
@@ -602,7 +606,7 @@ fn a_sampled_probe_link_keeps_every_probe_request_and_samples_the_load() {
     }
     same_headline(&back.aggregates(), &report.aggregates(), 1e-9);
     // A link too short for the probe whole samples it with the load, and still fits.
-    let short = share::decode(&link_within(&report, 8).text).unwrap();
+    let short = share::decode(&link_within(&report, 8.0).text).unwrap();
     assert!(probe(&short).len() < probe(&report).len());
     says_left_out(&short, "every ");
     same_headline(&short.aggregates(), &report.aggregates(), 1e-9);
@@ -633,16 +637,52 @@ fn a_link_naming_a_client_it_does_not_list_is_refused() {
 
 #[test]
 fn damaged_and_hostile_r3_links_fail_with_an_error() {
+    let report = random_report(6, 40);
+    // (A context-coded payload decodes whole before it is checked: fewer rounds keep the test
+    // quick.)
+    damaged_r3_links_fail(&share::encode(&report, &ShareOptions::default()).text, 150);
+    damaged_r3_links_fail(
+        &share::encode_r3_deflate(&report, &ShareOptions::default()).text,
+        2000,
+    );
+    // Second layout (first byte 0): sections past the limit, lengths beyond what the code can
+    // hold or past 32 MiB, a code length past the end.
     use base64::Engine;
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let report = random_report(6, 40);
-    let link = share::encode(&report, &ShareOptions::default()).text;
+    let mut forged: Vec<Vec<u8>> = vec![
+        vec![0],
+        vec![0, 65],
+        vec![0, 1, 0xFF, 0xFF, 0xFF, 0x7F, 4, 0, 0, 0, 0],
+        vec![
+            0, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 0, 0,
+        ],
+        vec![0, 1, 5, 9, 0, 0],
+    ];
+    // Lengths that sum to more than 32 MiB with a code long enough to expand that far.
+    let mut big = vec![
+        0u8, 2, 0x80, 0x80, 0x80, 0x10, 0x80, 0x80, 0x80, 0x10, 0x80, 0x80, 0x02,
+    ];
+    big.extend(std::iter::repeat_n(0u8, 32_768));
+    forged.push(big);
+    for bytes in forged {
+        assert!(
+            share::decode(&format!("r3.{}", engine.encode(&bytes))).is_err(),
+            "{:?}",
+            &bytes[..bytes.len().min(16)]
+        );
+    }
+}
+
+/// Every single-byte corruption of an r3 link decodes or fails cleanly; every cut fails.
+fn damaged_r3_links_fail(link: &str, rounds: usize) {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     assert!(link.starts_with("r3."));
     assert!(share::decode(&link[..link.len() / 2]).is_err());
     let raw = engine.decode(&link[3..]).unwrap();
     // Every single-byte corruption decodes or fails cleanly; every cut fails.
     let mut rng = Rng(98);
-    for _ in 0..2000 {
+    for _ in 0..rounds {
         let mut bad = raw.clone();
         let i = rng.below(bad.len());
         bad[i] = (rng.unit() * 256.0) as u8;
@@ -658,4 +698,38 @@ fn damaged_and_hostile_r3_links_fail_with_an_error() {
     for junk in [&[0x7F, 1, 2][..], &[0xFF; 12][..], &[][..]] {
         assert!(share::decode(&format!("r3.{}", engine.encode(junk))).is_err());
     }
+}
+
+/// Prints where the bytes of a link go, part by part (`TTFT_LINK_RUN` = a report's JSON, else
+/// a random run of 100 requests): `cargo test -p ttft-core --test share -- --ignored
+/// link_breakdown --nocapture`.
+#[test]
+#[ignore]
+fn link_breakdown() {
+    let report = match std::env::var_os("TTFT_LINK_RUN") {
+        Some(path) => ttft_core::report::read_json(&std::fs::read(path).unwrap()).unwrap(),
+        None => random_report(7, 100),
+    };
+    let (link, parts) = share::breakdown(&report, &ShareOptions::default());
+    println!(
+        "{} requests: {} characters ({} requests kept, {} replays, {} ms)",
+        report.requests.len(),
+        link.text.len(),
+        link.requests_kept,
+        link.replays,
+        link.precision_ms
+    );
+    println!(
+        "{:<66} {:>9} {:>9} {:>9}",
+        "part", "raw", "coded", "deflated"
+    );
+    for p in &parts {
+        println!(
+            "{:<66} {:>9} {:>9.0} {:>9}",
+            p.name, p.raw_bytes, p.coded_bytes, p.deflated_alone_bytes
+        );
+    }
+    let old = share::encode_r3_deflate(&report, &ShareOptions::default());
+    println!("first r3 layout (DEFLATE): {} characters", old.text.len());
+    assert!(share::decode(&link.text).is_ok());
 }

@@ -108,7 +108,16 @@ impl<'a> Cursor<'a> {
     }
 
     pub(super) fn s(&mut self) -> Result<String, ShareError> {
-        let n = self.count()?;
+        let n = self.u()?;
+        self.s_of(n)
+    }
+
+    /// A string of `n` bytes (its length stored elsewhere).
+    pub(super) fn s_of(&mut self, n: u64) -> Result<String, ShareError> {
+        let n = usize::try_from(n)
+            .ok()
+            .filter(|n| *n <= self.remaining())
+            .ok_or_else(|| self.damaged("a count larger than the data"))?;
         let b = &self.bytes[self.at..self.at + n];
         self.at += n;
         String::from_utf8(b.to_vec()).map_err(|_| self.damaged("text that is not UTF-8"))

@@ -1,4 +1,5 @@
-//! An adaptive binary range coder (the LZMA kind) and the integer models the r3 share format
+//! An adaptive binary range coder (the LZMA kind; `share/context.rs` codes the rest of r3 with
+//! it too, through [`Encoder::bit_with`]) and the integer models the r3 share format
 //! codes per-gap timings with.
 //!
 //! Why not DEFLATE for the gaps: a run's gaps at 0.1 ms are small integers around each
@@ -68,14 +69,23 @@ impl Default for Encoder {
 
 impl Encoder {
     fn bit(&mut self, p: &mut Prob, bit: bool) {
-        let bound = (self.range >> PROB_BITS) * u32::from(p.0);
+        self.split((self.range >> PROB_BITS) * u32::from(p.0), bit);
+        p.update(bit);
+    }
+
+    /// A bit that is 1 with probability `p1` / 4096 (`p1` in 1..4096, a caller's model's).
+    pub(super) fn bit_with(&mut self, p1: u32, bit: bool) {
+        self.split((self.range >> 12) * (4096 - p1.clamp(1, 4095)), bit);
+    }
+
+    /// Codes `bit` with the range below `bound` standing for 0.
+    fn split(&mut self, bound: u32, bit: bool) {
         if bit {
             self.low += u64::from(bound);
             self.range -= bound;
         } else {
             self.range = bound;
         }
-        p.update(bit);
         while self.range < TOP {
             self.range <<= 8;
             self.shift_low();
@@ -159,7 +169,18 @@ impl<'a> Decoder<'a> {
     }
 
     fn bit(&mut self, p: &mut Prob) -> Result<bool, ShareError> {
-        let bound = (self.range >> PROB_BITS) * u32::from(p.0);
+        let bit = self.split((self.range >> PROB_BITS) * u32::from(p.0))?;
+        p.update(bit);
+        Ok(bit)
+    }
+
+    /// A bit coded by [`Encoder::bit_with`] with the same `p1`.
+    pub(super) fn bit_with(&mut self, p1: u32) -> Result<bool, ShareError> {
+        self.split((self.range >> 12) * (4096 - p1.clamp(1, 4095)))
+    }
+
+    /// Reads a bit coded by [`Encoder::split`] with the same `bound`.
+    fn split(&mut self, bound: u32) -> Result<bool, ShareError> {
         let bit = if self.code < bound {
             self.range = bound;
             false
@@ -168,7 +189,6 @@ impl<'a> Decoder<'a> {
             self.range -= bound;
             true
         };
-        p.update(bit);
         self.normalize()?;
         Ok(bit)
     }

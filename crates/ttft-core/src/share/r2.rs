@@ -25,6 +25,11 @@
 //! end after the first token, each gap against the request's median gap), zigzag/LEB128-coded,
 //! one column per kind of value so that similar bytes sit together for DEFLATE.
 //!
+//! A kept replay whose answer and reasoning texts are its pieces' joined stores them once
+//! (the pieces' lengths in the replay column, their texts unbroken in the text column), and a
+//! single choice's end time with kept gaps is stored against its last arrival: two flags added
+//! with r3's second layout, in r2 links too.
+//!
 //! Byte layout (before DEFLATE): `2`, the header's length and JSON ([`Header`]: the report's
 //! own fields, the string table, the precision and what was left out), the number of columns,
 //! then each column's length and bytes, in [`Col`] order.
@@ -175,7 +180,23 @@ const CACHE_WRITE_TOKENS: u64 = 1 << 18;
 // [`Header::clients`], follows its protocol in the groups column (the same rule for older
 // studios as above).
 const CLIENT: u64 = 1 << 19;
-const FLAG_LIMIT: u64 = 1 << 20;
+// Added with r3's context-mixing layout: a kept replay's answer and reasoning texts are its
+// pieces' (`a` and `r`) joined, so they are not stored again; each piece's length is in the
+// replay column and the pieces' texts follow one another in the text column, unbroken.
+const TEXT_AS_PIECES: u64 = 1 << 20;
+// Added with it too: a single choice's end time, when its gaps are kept, is stored against its
+// last arrival (first token plus the gaps' steps), not against the first token.
+const END_AFTER_LAST: u64 = 1 << 21;
+const FLAG_LIMIT: u64 = 1 << 22;
+
+/// The texts of a replay's pieces of `kind`, joined.
+fn joined(replay: &[ReplayPiece], kind: char) -> String {
+    replay
+        .iter()
+        .filter(|p| p.kind == kind)
+        .map(|p| p.text.as_str())
+        .collect()
+}
 
 const OUTCOMES: [&str; 7] = [
     "ok",
@@ -365,6 +386,31 @@ pub(super) fn encode(
     for (i, &(r, keep_gaps)) in kept.iter().enumerate() {
         let m = &r.metrics;
         let keep_text = keep_replay(i) && !r.replay.is_empty();
+        // A single choice's gaps are the steps between its rounded arrival times, so every
+        // arrival (first token plus the gaps before it) stays within half a step, and a gap
+        // within one; several choices' gaps (one list per choice) are rounded one by one.
+        let steps: Vec<i64> = if !keep_gaps {
+            Vec::new()
+        } else if let Some(first) = m.ttft_ms.filter(|_| m.choices.is_empty()) {
+            let (mut at, mut prev) = (first, q.of(first));
+            m.itl_ms
+                .iter()
+                .map(|g| {
+                    at += g;
+                    let step = q.of(at);
+                    let gap = step - prev;
+                    prev = step;
+                    gap
+                })
+                .collect()
+        } else {
+            m.itl_ms.iter().map(|g| q.of(*g)).collect()
+        };
+        let end_after_last =
+            keep_gaps && m.choices.is_empty() && m.ttft_ms.is_some() && m.e2e_ms.is_some();
+        let text_as_pieces = keep_text
+            && joined(&r.replay, 'a') == m.text
+            && joined(&r.replay, 'r') == m.reasoning_text;
         // Token arrivals for fluidity, where the gaps alone would not give them.
         let token_arrivals = if keep_text || !keep_gaps {
             Vec::new()
@@ -400,6 +446,8 @@ pub(super) fn encode(
             (m.cached_tokens.is_some(), CACHED_TOKENS),
             (m.cache_write_tokens.is_some(), CACHE_WRITE_TOKENS),
             (r.client.is_some(), CLIENT),
+            (text_as_pieces, TEXT_AS_PIECES),
+            (end_after_last, END_AFTER_LAST),
         ] {
             if on {
                 flags |= bit;
@@ -469,7 +517,12 @@ pub(super) fn encode(
             t.i(q.of(v) - base(m.first_answer_ms.or(m.ttft_ms)));
         }
         if let Some(v) = m.e2e_ms {
-            t.i(q.of(v) - after_first);
+            let last = if end_after_last {
+                after_first + steps.iter().sum::<i64>()
+            } else {
+                after_first
+            };
+            t.i(q.of(v) - last);
         }
 
         let k = &mut c[Col::Tokens as usize];
@@ -495,25 +548,6 @@ pub(super) fn encode(
         k.u(strings.id(&m.opener_text));
 
         if keep_gaps {
-            // A single choice's gaps are the steps between its rounded arrival times, so every
-            // arrival (first token plus the gaps before it) stays within half a step, and a gap
-            // within one; several choices' gaps (one list per choice) are rounded one by one.
-            let steps: Vec<i64> = match m.ttft_ms.filter(|_| m.choices.is_empty()) {
-                Some(first) => {
-                    let (mut at, mut prev) = (first, q.of(first));
-                    m.itl_ms
-                        .iter()
-                        .map(|g| {
-                            at += g;
-                            let step = q.of(at);
-                            let gap = step - prev;
-                            prev = step;
-                            gap
-                        })
-                        .collect()
-                }
-                None => m.itl_ms.iter().map(|g| q.of(*g)).collect(),
-            };
             let mid = median(&steps);
             let g = &mut c[Col::Gaps as usize];
             g.u(steps.len() as u64);
@@ -614,8 +648,10 @@ pub(super) fn encode(
 
         if keep_text {
             let text = &mut c[Col::Text as usize];
-            text.s(&m.text);
-            text.s(&m.reasoning_text);
+            if !text_as_pieces {
+                text.s(&m.text);
+                text.s(&m.reasoning_text);
+            }
             for ch in &m.choices {
                 text.s(&ch.text);
                 text.s(&ch.reasoning_text);
@@ -650,6 +686,9 @@ pub(super) fn encode(
             let (mut prev, mut prev_ref) = (0i64, 0usize);
             for (k, p) in r.replay.iter().enumerate() {
                 rp.u(piece_kind(p.kind));
+                if text_as_pieces {
+                    rp.u(p.text.len() as u64);
+                }
                 if aligned {
                     rp.u((refs[k] - prev_ref) as u64);
                     prev_ref = refs[k];
@@ -660,7 +699,11 @@ pub(super) fn encode(
                 }
             }
             for p in &r.replay {
-                c[Col::Text as usize].s(&p.text);
+                if text_as_pieces {
+                    c[Col::Text as usize].0.extend_from_slice(p.text.as_bytes());
+                } else {
+                    c[Col::Text as usize].s(&p.text);
+                }
             }
         } else if keep_gaps {
             // What each arrival gave a reader, referring to the arrival it came with (a link
@@ -756,7 +799,16 @@ pub(super) fn encode(
         import_notes: report.import_notes.clone(),
         votes: report.votes.clone(),
         slo: (report.slo != crate::slo::SloSet::default()).then(|| report.slo.clone()),
-        client_health: report.client_health.clone(),
+        // Its times to 1 µs (the digits past that are the clock's float noise).
+        client_health: report.client_health.as_ref().map(|h| {
+            serde_json::to_value(h)
+                .ok()
+                .and_then(|mut v| {
+                    super::round_value(&mut v);
+                    serde_json::from_value(v).ok()
+                })
+                .unwrap_or_else(|| h.clone())
+        }),
         user_agent: report.user_agent.clone(),
         clients,
     };
@@ -833,6 +885,25 @@ impl Parts {
         }
         out.0
     }
+}
+
+/// An r2 payload cut into contiguous sections that cover it, each named: the format byte and
+/// header length, the header, the column count, then each column with its length.
+pub(super) fn sections(
+    bytes: &[u8],
+) -> Result<Vec<(&'static str, std::ops::Range<usize>)>, ShareError> {
+    let parts = Parts::of(bytes)?;
+    let mut out = vec![
+        ("layout", 0..parts.header.start),
+        ("header", parts.header.clone()),
+        ("column count", parts.header.end..parts.columns_start),
+    ];
+    let mut from = parts.columns_start;
+    for (range, (name, _)) in parts.columns.iter().zip(COLUMNS) {
+        out.push((name, from..range.end));
+        from = range.end;
+    }
+    Ok(out)
 }
 
 /// Splits an r2 payload into the payload with its gaps column left empty, and that column.
@@ -970,7 +1041,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
         let first_reasoning = read(FIRST_REASONING, after_first)?;
         let first_answer = read(FIRST_ANSWER, after_first)?;
         let meaningful = read(MEANINGFUL, first_answer.or(ttft).unwrap_or(0))?;
-        let e2e = read(E2E, after_first)?;
+        let mut e2e = read(E2E, after_first)?;
         let ms = |v: Option<i64>| v.map(|v| q.ms(v));
 
         let k = &mut c[Col::Tokens as usize];
@@ -1011,8 +1082,16 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
             if count > 0 {
                 let mid = g.i()?;
                 itl_ms.reserve(count);
+                let mut sum = 0i64;
                 for _ in 0..count {
-                    itl_ms.push(q.ms(plus(mid, g.i()?)?));
+                    let step = plus(mid, g.i()?)?;
+                    sum = plus(sum, step)?;
+                    itl_ms.push(q.ms(step));
+                }
+                if has(END_AFTER_LAST)
+                    && let Some(end) = e2e.as_mut()
+                {
+                    *end = plus(*end, sum)?;
                 }
             }
             let gt = &mut c[Col::GapTokens as usize];
@@ -1176,8 +1255,10 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
             if json_value_kept && let Some(j) = json.as_mut() {
                 j.value = Some(tx.s()?);
             }
-            text = tx.s()?;
-            reasoning_text = tx.s()?;
+            if !has(TEXT_AS_PIECES) {
+                text = tx.s()?;
+                reasoning_text = tx.s()?;
+            }
             for ch in &mut choices {
                 ch.text = tx.s()?;
                 ch.reasoning_text = tx.s()?;
@@ -1198,6 +1279,11 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
                     2 => 't',
                     v => char::from_u32((v - 3) as u32).unwrap_or('a'),
                 };
+                let len = if has(TEXT_AS_PIECES) {
+                    Some(rp.u()?)
+                } else {
+                    None
+                };
                 let at = if aligned {
                     prev_ref = usize::try_from(rp.u()?)
                         .ok()
@@ -1210,15 +1296,20 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
                     prev = plus(prev, rp.i()?)?;
                     q.ms(prev)
                 };
-                times.push((kind, at));
+                times.push((kind, at, len));
             }
             replay.reserve(pieces);
-            for (kind, at_ms) in times {
-                replay.push(ReplayPiece {
-                    at_ms,
-                    kind,
-                    text: c[Col::Text as usize].s()?,
-                });
+            for (kind, at_ms, len) in times {
+                let tx = &mut c[Col::Text as usize];
+                let text = match len {
+                    Some(len) => tx.s_of(len)?,
+                    None => tx.s()?,
+                };
+                replay.push(ReplayPiece { at_ms, kind, text });
+            }
+            if has(TEXT_AS_PIECES) {
+                text = joined(&replay, 'a');
+                reasoning_text = joined(&replay, 'r');
             }
         } else if has(GAPS_KEPT) {
             let u = &mut c[Col::Units as usize];
