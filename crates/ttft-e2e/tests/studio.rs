@@ -304,6 +304,77 @@ async fn the_servers_view_beside_the_browsers() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The server's own work counters in its view (llama.cpp's `prompt_tokens_total`,
+/// `prompt_seconds_total`, `tokens_predicted_total`, `tokens_predicted_seconds_total`,
+/// `n_decode_total`, read as `ServerWork`): a run saved with two llama.cpp scrapes (the core's
+/// fixtures, 2 s apart: 500 prompt tokens in 2 s, 256 generated in 5.12 s, 128 decode calls)
+/// and imported back shows the mean prefill rate, time per output token and tokens per decode
+/// call, with the core's sentence; a run whose server counts no work (the reference endpoint)
+/// shows none. llama.cpp itself is not needed: `tests/llama.rs` checks the counters against a
+/// real `llama-server`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn the_servers_work_counters_in_its_view() -> anyhow::Result<()> {
+    use anyhow::Context;
+    use ttft_core::server_metrics::{Scrape, ServerSeries};
+    let session = open_studio().await?;
+    let c = &session.client;
+    click(c, "scrape-metrics").await?;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "2").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "8").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    wait_text(c, "server-heading", 10, |t| t.contains("scrapes of")).await?;
+    assert!(
+        c.find(Locator::Css("[data-testid=server-work]"))
+            .await
+            .is_err(),
+        "the reference endpoint counts no work: no work figures"
+    );
+    let mut run = saved_runs(c).await?.remove(0);
+    let fixture = |name: &str| {
+        std::fs::read_to_string(
+            root()
+                .join("crates/ttft-core/tests/data/metrics")
+                .join(name),
+        )
+    };
+    run.server_scrapes = vec![
+        Scrape::new(0.0, &fixture("llamacpp-before.txt")?),
+        Scrape::new(2000.0, &fixture("llamacpp.txt")?),
+    ];
+    run.metrics_url = Some("http://127.0.0.1:8080/metrics".into());
+    let work = ServerSeries::of_report(&run)
+        .and_then(|s| s.work)
+        .context("the fixtures' work counters")?;
+    let sentence = work.sentence().context("a sentence")?;
+    let dir = std::env::temp_dir().join(format!("ttft-work-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let file = dir.join("llamacpp-run.json");
+    std::fs::write(&file, serde_json::to_string(&run)?)?;
+    c.find(Locator::Css("[data-testid=import-file]"))
+        .await?
+        .send_keys(file.to_str().context("a UTF-8 path")?)
+        .await?;
+    let shown = wait_text(c, "server-work-sentence", 15, |t| !t.is_empty()).await?;
+    assert_eq!(shown, sentence);
+    let heading = wait_text(c, "server-heading", 5, |t| t.contains("scrapes of")).await?;
+    assert!(heading.starts_with("llama.cpp · 2 scrapes"), "{heading}");
+    for (id, want) in [
+        ("server-work-prefill", "250 tokens/s"),
+        ("server-work-decode", "20.0 ms"),
+        ("server-work-per-decode", "2.0"),
+    ] {
+        assert_eq!(wait_text(c, id, 5, |t| !t.is_empty()).await?, want, "{id}");
+    }
+    println!("the server's work as shown: {shown}");
+    let _ = std::fs::remove_dir_all(&dir);
+    session.client.clone().close().await?;
+    Ok(())
+}
+
 /// A share link opened in a fresh browser profile shows the same numbers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
