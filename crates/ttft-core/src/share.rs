@@ -2,7 +2,8 @@
 //!
 //! **r3** (what [`encode`] writes): `r3.` + base64url (no padding) of the binary, columnar
 //! encoding of the run's measurements (`share/r2.rs`), its per-gap timings range-coded with
-//! adaptive models (`share/entropy.rs`) and everything else, section by section (the header,
+//! adaptive models (`share/entropy.rs`; since the second layout each arrival against the other
+//! streams' nearest arrival, when there is one) and everything else, section by section (the header,
 //! each column), by a context-mixing byte coder (`share/context.rs`; the header's models
 //! first learn a fixed primer of the header's own shape, `HEADER_PRIMER`). That is r3's
 //! second layout, marked by a first byte 0; links of its first layout (everything but the
@@ -348,7 +349,8 @@ fn primers() -> [&'static [u8]; 2] {
 /// over, unless no step fits).
 fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Vec<u8>> {
     let (rest, gaps) = r2::take_gaps(r2_bytes).ok()?;
-    let coded_gaps = entropy::code_gaps(&gaps)?;
+    let anchors = r2::gap_anchors(&rest);
+    let coded_gaps = entropy::code_gaps(&gaps, Some(&anchors))?;
     if max_chars.is_some_and(|max| coded_gaps.len() * 4 / 3 > max) {
         return r3_deflate_payload(r2_bytes);
     }
@@ -396,7 +398,12 @@ fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let mut d = entropy::Decoder::new(coded)?;
     let rest = context::decode(&mut d, &lengths, &primers())?;
     d.finish()?;
-    let gaps = entropy::gaps_column(&payload[at + coded_len..], MAX_INFLATED - rest.len())?;
+    let anchors = r2::gap_anchors(&rest);
+    let gaps = entropy::gaps_column(
+        &payload[at + coded_len..],
+        MAX_INFLATED - rest.len(),
+        Some(&anchors),
+    )?;
     r2::put_gaps(&rest, &gaps)
 }
 
@@ -405,7 +412,7 @@ fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
 /// range-coded. `None` as for [`r3_payload`].
 fn r3_deflate_payload(r2_bytes: &[u8]) -> Option<Vec<u8>> {
     let (rest, gaps) = r2::take_gaps(r2_bytes).ok()?;
-    let coded = entropy::code_gaps(&gaps)?;
+    let coded = entropy::code_gaps(&gaps, None)?;
     let packed = miniz_oxide::deflate::compress_to_vec(&rest, 9);
     let mut out = bytes::Column::default();
     out.u(packed.len() as u64);
@@ -424,7 +431,7 @@ fn r2_bytes_of_r3(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let at = payload.len() - r.remaining();
     let packed = &payload[at..at + len];
     let rest = inflate(packed)?;
-    let gaps = entropy::gaps_column(&payload[at + len..], MAX_INFLATED - rest.len())?;
+    let gaps = entropy::gaps_column(&payload[at + len..], MAX_INFLATED - rest.len(), None)?;
     r2::put_gaps(&rest, &gaps)
 }
 
@@ -590,7 +597,8 @@ pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<Li
                 .len(),
         });
     }
-    let coded_gaps = entropy::code_gaps(&gaps).map_or(0, |g| g.len());
+    let anchors = r2::gap_anchors(&rest);
+    let coded_gaps = entropy::code_gaps(&gaps, Some(&anchors)).map_or(0, |g| g.len());
     parts.push(LinkPart {
         name: "gaps (range-coded)".into(),
         raw_bytes: gaps.len(),

@@ -10,6 +10,13 @@
 //! residual of the same request (its sign and size): a late chunk is followed by a short gap,
 //! and the coder learns that. The cost per value approaches its entropy under that model.
 //!
+//! In r3's second layout each request also has an anchor, when its first token came in the
+//! run (`r2::gap_anchors`, from the columns decoded before the gaps), so each arrival has a
+//! time in the run: concurrent streams get their tokens on the same server steps, and an
+//! arrival is coded against the arrival of an earlier request nearest to where the median gap
+//! puts it (if one lies within a median gap), a residual mostly of 0 or ±1 step, in models of
+//! its own. The arrivals are kept in a set that grows with the gaps decoded, so bounded alike.
+//!
 //! Decoding is bounded: reading past the end of the coded bytes more than the coder's own
 //! flush length is an error, and the caller bounds how many values it asks for.
 
@@ -350,13 +357,123 @@ impl GapModels {
     }
 }
 
+/// The arrivals (in steps of the run) of the requests coded before, to predict an arrival
+/// from: concurrent streams get their tokens on the same server steps, so the arrival nearest
+/// to where the request's own median gap puts the next one is usually within a step of it
+/// (r3's second layout; requests with an anchor, [`super::r2::gap_anchors`]).
+struct Others {
+    known: std::collections::BTreeSet<i64>,
+    /// Each arrival against the other streams' nearest, in the context of the one before.
+    model: Vec<IntModel>,
+}
+
+impl Others {
+    fn new() -> Self {
+        Self {
+            known: std::collections::BTreeSet::new(),
+            model: vec![IntModel::default(); RESIDUAL_CONTEXTS],
+        }
+    }
+
+    /// The known arrival nearest to `predicted`, if within a median gap of it.
+    fn nearest(&self, predicted: i64, median: i64) -> Option<i64> {
+        let within = median.unsigned_abs();
+        let after = self.known.range(predicted..).next();
+        let before = self.known.range(..predicted).next_back();
+        [after, before]
+            .into_iter()
+            .flatten()
+            .map(|&k| (k.abs_diff(predicted), k))
+            .filter(|(d, _)| *d <= within)
+            .min()
+            .map(|(_, k)| k)
+    }
+}
+
+/// One request's gaps being coded, with the state both sides keep.
+struct Request {
+    /// Where the last arrival was (in steps of the run), if the request has an anchor.
+    at: Option<i64>,
+    median: i64,
+    previous: Option<i64>,
+    previous_other: Option<i64>,
+    arrivals: Vec<i64>,
+}
+
+impl Request {
+    fn new(anchor: Option<i64>, median: i64) -> Self {
+        Self {
+            at: anchor,
+            median,
+            previous: None,
+            previous_other: None,
+            arrivals: anchor.into_iter().collect(),
+        }
+    }
+
+    /// Codes one residual (a step minus the median).
+    fn encode(&mut self, e: &mut Encoder, m: &mut GapModels, others: &mut Others, v: i64) {
+        let step = self.median.wrapping_add(v);
+        let found = self.at.and_then(|at| {
+            others
+                .nearest(at.wrapping_add(self.median), self.median)
+                .map(|k| (at, k))
+        });
+        match found {
+            Some((at, k)) => {
+                let w = at.wrapping_add(step).wrapping_sub(k);
+                others.model[residual_context(self.previous_other)].encode(e, w);
+                self.previous_other = Some(w);
+            }
+            None => m.residual[residual_context(self.previous)].encode(e, v),
+        }
+        self.previous = Some(v);
+        self.moved(step);
+    }
+
+    /// Decodes one residual coded by [`Request::encode`].
+    fn decode(
+        &mut self,
+        d: &mut Decoder,
+        m: &mut GapModels,
+        others: &mut Others,
+    ) -> Result<i64, ShareError> {
+        let found = self.at.and_then(|at| {
+            others
+                .nearest(at.wrapping_add(self.median), self.median)
+                .map(|k| (at, k))
+        });
+        let v = match found {
+            Some((at, k)) => {
+                let w = others.model[residual_context(self.previous_other)].decode(d)?;
+                self.previous_other = Some(w);
+                k.wrapping_add(w).wrapping_sub(at).wrapping_sub(self.median)
+            }
+            None => m.residual[residual_context(self.previous)].decode(d)?,
+        };
+        self.previous = Some(v);
+        self.moved(self.median.wrapping_add(v));
+        Ok(v)
+    }
+
+    fn moved(&mut self, step: i64) {
+        if let Some(at) = self.at.as_mut() {
+            *at = at.wrapping_add(step);
+            self.arrivals.push(*at);
+        }
+    }
+}
+
 /// Codes r2's gaps column (see `r2::encode`: per request with kept gaps, `u` count, then if
 /// any, `i` median and `count` × `i` residual) as `u` entries + range-coded values. `None` when
-/// the column does not read that way (the caller then keeps it as it is).
-pub(super) fn code_gaps(column: &[u8]) -> Option<Vec<u8>> {
+/// the column does not read that way (the caller then keeps it as it is). With `anchors` (r3's
+/// second layout: each entry's first arrival in the run, [`super::r2::gap_anchors`]) an
+/// arrival near another stream's is coded against it.
+pub(super) fn code_gaps(column: &[u8], anchors: Option<&[Option<i64>]>) -> Option<Vec<u8>> {
     let mut r = Cursor::new(column, "gaps");
     let mut e = Encoder::default();
     let mut m = GapModels::new();
+    let mut others = Others::new();
     let (mut entries, mut prev_count, mut prev_median) = (0u64, 0i64, 0i64);
     while r.remaining() > 0 {
         let count = i64::try_from(r.u().ok()?).ok()?;
@@ -366,12 +483,12 @@ pub(super) fn code_gaps(column: &[u8]) -> Option<Vec<u8>> {
             let median = r.i().ok()?;
             m.median.encode(&mut e, median.wrapping_sub(prev_median));
             prev_median = median;
-            let mut previous = None;
+            let anchor = anchors.and_then(|a| a.get(entries as usize).copied().flatten());
+            let mut request = Request::new(anchor, median);
             for _ in 0..count {
-                let v = r.i().ok()?;
-                m.residual[residual_context(previous)].encode(&mut e, v);
-                previous = Some(v);
+                request.encode(&mut e, &mut m, &mut others, r.i().ok()?);
             }
+            others.known.extend(request.arrivals);
         }
         entries += 1;
     }
@@ -382,15 +499,21 @@ pub(super) fn code_gaps(column: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Rebuilds r2's gaps column from [`code_gaps`]' output, never longer than `limit` bytes.
-pub(super) fn gaps_column(coded: &[u8], limit: usize) -> Result<Vec<u8>, ShareError> {
+/// `anchors` as they were given to [`code_gaps`].
+pub(super) fn gaps_column(
+    coded: &[u8],
+    limit: usize,
+    anchors: Option<&[Option<i64>]>,
+) -> Result<Vec<u8>, ShareError> {
     let mut r = Cursor::new(coded, "coded gaps");
     let entries = r.u()?;
     let mut d = Decoder::new(&coded[coded.len() - r.remaining()..])?;
     let mut m = GapModels::new();
+    let mut others = Others::new();
     let mut out = Column::default();
     let (mut prev_count, mut prev_median) = (0i64, 0i64);
     let too_large = || damaged("more gaps than a link holds");
-    for _ in 0..entries {
+    for entry in 0..entries {
         let count = prev_count
             .checked_add(m.count.decode(&mut d)?)
             .filter(|c| *c >= 0)
@@ -400,15 +523,20 @@ pub(super) fn gaps_column(coded: &[u8], limit: usize) -> Result<Vec<u8>, ShareEr
         if count > 0 {
             prev_median = prev_median.wrapping_add(m.median.decode(&mut d)?);
             out.i(prev_median);
-            let mut previous = None;
+            let anchor = anchors.and_then(|a| {
+                usize::try_from(entry)
+                    .ok()
+                    .and_then(|i| a.get(i).copied().flatten())
+            });
+            let mut request = Request::new(anchor, prev_median);
             for _ in 0..count {
-                let v = m.residual[residual_context(previous)].decode(&mut d)?;
+                let v = request.decode(&mut d, &mut m, &mut others)?;
                 out.i(v);
-                previous = Some(v);
                 if out.0.len() > limit {
                     return Err(too_large());
                 }
             }
+            others.known.extend(request.arrivals);
         }
         if out.0.len() > limit {
             return Err(too_large());
@@ -509,12 +637,15 @@ mod tests {
                 residuals.iter().for_each(|v| c.i(*v));
             }
         }
-        let coded = code_gaps(&c.0).unwrap();
-        assert_eq!(gaps_column(&coded, 1 << 20).unwrap(), c.0);
-        // A limit below the column's length refuses it.
-        assert!(gaps_column(&coded, 4).is_err());
-        // A column cut inside a request does not read as gaps.
-        assert_eq!(code_gaps(&c.0[..3]), None);
+        let anchors = [Some(1000), None, Some(1100)];
+        for anchors in [None, Some(&anchors[..]), Some(&[Some(-5)][..])] {
+            let coded = code_gaps(&c.0, anchors).unwrap();
+            assert_eq!(gaps_column(&coded, 1 << 20, anchors).unwrap(), c.0);
+            // A limit below the column's length refuses it.
+            assert!(gaps_column(&coded, 4, anchors).is_err());
+            // A column cut inside a request does not read as gaps.
+            assert_eq!(code_gaps(&c.0[..3], anchors), None);
+        }
     }
 
     proptest! {
@@ -525,7 +656,8 @@ mod tests {
 
         #[test]
         fn coded_gaps_garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-            let _ = gaps_column(&bytes, 1 << 16);
+            let _ = gaps_column(&bytes, 1 << 16, None);
+            let _ = gaps_column(&bytes, 1 << 16, Some(&[Some(i64::MAX), Some(i64::MIN), None]));
         }
 
         #[test]

@@ -906,6 +906,51 @@ pub(super) fn sections(
     Ok(out)
 }
 
+/// For each request of an r2 payload that keeps its gaps, in order, when its first token
+/// arrived in the run (send offset plus TTFT, in steps), if it has one: what the gaps' coder
+/// predicts each arrival from the other streams' with (`entropy::code_gaps`). Reads only the
+/// flags, starts and times columns; a payload that does not read gives fewer anchors, never
+/// an error (the gaps then code without them, on both sides alike).
+pub(super) fn gap_anchors(bytes: &[u8]) -> Vec<Option<i64>> {
+    let mut out = Vec::new();
+    let Ok(parts) = Parts::of(bytes) else {
+        return out;
+    };
+    let col = |c: Col, name| Cursor::new(&bytes[parts.columns[c as usize].clone()], name);
+    let (mut f, mut st, mut t) = (
+        col(Col::Flags, "flags"),
+        col(Col::Starts, "starts"),
+        col(Col::Times, "times"),
+    );
+    let mut start = 0i64;
+    let mut one = || -> Result<Option<Option<i64>>, ShareError> {
+        let flags = f.u()?;
+        f.i()?;
+        start = start.wrapping_add(st.i()?);
+        if flags & QUEUE != 0 {
+            st.i()?;
+        }
+        let ttfb = if flags & TTFB != 0 { t.i()? } else { 0 };
+        let ttft = if flags & TTFT != 0 {
+            Some(ttfb.wrapping_add(t.i()?))
+        } else {
+            None
+        };
+        for bit in [FIRST_REASONING, FIRST_ANSWER, MEANINGFUL, E2E] {
+            if flags & bit != 0 {
+                t.i()?;
+            }
+        }
+        Ok((flags & GAPS_KEPT != 0).then(|| ttft.map(|v| start.wrapping_add(v))))
+    };
+    while let Ok(anchor) = one() {
+        if let Some(anchor) = anchor {
+            out.push(anchor);
+        }
+    }
+    out
+}
+
 /// Splits an r2 payload into the payload with its gaps column left empty, and that column.
 pub(super) fn take_gaps(bytes: &[u8]) -> Result<(Vec<u8>, Vec<u8>), ShareError> {
     let parts = Parts::of(bytes)?;
