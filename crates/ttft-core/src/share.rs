@@ -2,9 +2,9 @@
 //!
 //! **r3** (what [`encode`] writes): `r3.` + base64url (no padding) of the binary, columnar
 //! encoding of the run's measurements (`share/r2.rs`), its per-gap timings range-coded with
-//! adaptive models (`share/entropy.rs`; since the second layout each arrival against the other
-//! streams' nearest arrival, when there is one) and everything else, section by section (the header,
-//! each column), by a context-mixing byte coder (`share/context.rs`; the header's models
+//! adaptive models (`share/entropy.rs`; in the second layout each arrival against the other
+//! streams' nearest arrival when that codes shorter, as concurrent streams' do) and everything
+//! else, section by section (the header, each column), by a context-mixing byte coder (`share/context.rs`; the header's models
 //! first learn a fixed primer of the header's own shape, `HEADER_PRIMER`). That is r3's
 //! second layout, marked by a first byte 0; links of its first layout (everything but the
 //! gaps under raw DEFLATE, [`encode_r3_deflate`]) keep opening. Opening the
@@ -338,7 +338,8 @@ fn primers() -> [&'static [u8]; 2] {
     [b"", HEADER_PRIMER.as_bytes()]
 }
 
-/// An r3 payload from r2 bytes, second layout: `0`, the number of sections of the r2 bytes
+/// An r3 payload from r2 bytes, second layout: `0`, whether the gaps are coded against the
+/// other streams' arrivals (`1`) or each request's on its own (`0`), the number of sections of the r2 bytes
 /// without their gaps column (`r2::sections`: its header, each column) and each one's length,
 /// the length of their context-mixing code (`share/context.rs`) and that code, then the gaps
 /// range-coded (`share/entropy.rs`). `None` if the gaps column does not read as this encoder
@@ -349,8 +350,14 @@ fn primers() -> [&'static [u8]; 2] {
 /// over, unless no step fits).
 fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Vec<u8>> {
     let (rest, gaps) = r2::take_gaps(r2_bytes).ok()?;
+    // Against the other streams' arrivals where that is shorter (a real run's concurrent
+    // streams), else each request on its own (streams that share no server steps).
     let anchors = r2::gap_anchors(&rest);
-    let coded_gaps = entropy::code_gaps(&gaps, Some(&anchors))?;
+    let own = entropy::code_gaps(&gaps, None)?;
+    let (against_others, coded_gaps) = match entropy::code_gaps(&gaps, Some(&anchors)) {
+        Some(coded) if coded.len() < own.len() => (true, coded),
+        _ => (false, own),
+    };
     if max_chars.is_some_and(|max| coded_gaps.len() * 4 / 3 > max) {
         return r3_deflate_payload(r2_bytes);
     }
@@ -363,7 +370,7 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Vec<u8>> {
         // Beyond what a decoder accepts (never seen: even a column of equal bytes costs more).
         return r3_deflate_payload(r2_bytes);
     }
-    let mut out = bytes::Column(vec![CONTEXT_LAYOUT]);
+    let mut out = bytes::Column(vec![CONTEXT_LAYOUT, u8::from(against_others)]);
     out.u(slices.len() as u64);
     slices.iter().for_each(|s| out.u(s.len() as u64));
     out.u(coded.len() as u64);
@@ -376,6 +383,7 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Vec<u8>> {
 /// [`MAX_INFLATED`] nor more than [`context::MAX_EXPANSION`] per coded byte.
 fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let mut r = bytes::Cursor::new(payload, "layout");
+    let against_others = r.code(2)? == 1;
     let n = r.count_of(MAX_SECTIONS)?;
     let mut lengths = Vec::with_capacity(n);
     let mut total = 0usize;
@@ -398,11 +406,11 @@ fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let mut d = entropy::Decoder::new(coded)?;
     let rest = context::decode(&mut d, &lengths, &primers())?;
     d.finish()?;
-    let anchors = r2::gap_anchors(&rest);
+    let anchors = against_others.then(|| r2::gap_anchors(&rest));
     let gaps = entropy::gaps_column(
         &payload[at + coded_len..],
         MAX_INFLATED - rest.len(),
-        Some(&anchors),
+        anchors.as_deref(),
     )?;
     r2::put_gaps(&rest, &gaps)
 }
@@ -598,7 +606,11 @@ pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<Li
         });
     }
     let anchors = r2::gap_anchors(&rest);
-    let coded_gaps = entropy::code_gaps(&gaps, Some(&anchors)).map_or(0, |g| g.len());
+    let coded_gaps = [Some(&anchors[..]), None]
+        .into_iter()
+        .filter_map(|a| entropy::code_gaps(&gaps, a).map(|g| g.len()))
+        .min()
+        .unwrap_or(0);
     parts.push(LinkPart {
         name: "gaps (range-coded)".into(),
         raw_bytes: gaps.len(),

@@ -1,5 +1,6 @@
 //! Share links: r2 keeps a run's measurements and the opened report shows the original's
-//! headline within the link's stated precision — over many random runs with errors, sweeps,
+//! headline within the link's stated precision (r3 of either layout and r2 opening as the same
+//! report; streams on one server's steps coding their gaps against each other) — over many random runs with errors, sweeps,
 //! multi-turn rounds, agent JSON, tool calls, reasoning, several choices, openers and CJK text —
 //! r1 links keep opening, a length limit makes the link keep less and say what (in a probe under
 //! load, never a probe request), each request's client is kept, and hostile links (a client
@@ -732,4 +733,80 @@ fn link_breakdown() {
     let old = share::encode_r3_deflate(&report, &ShareOptions::default());
     println!("first r3 layout (DEFLATE): {} characters", old.text.len());
     assert!(share::decode(&link.text).is_ok());
+}
+
+/// A run whose streams get their tokens on one server's steps (18–26 ms each, each read a
+/// little after its step), as a continuously batching server sends them: `n` requests, 8 at a
+/// time.
+fn batched_report(seed: u64, n: usize) -> Report {
+    let mut rng = Rng(seed.max(1));
+    let cfg = MetricsConfig::default();
+    let mut steps = vec![0.0f64];
+    while steps.len() < 80 * (n / 8 + 2) {
+        let last = steps[steps.len() - 1];
+        steps.push(last + 18.0 + 8.0 * rng.unit());
+    }
+    let requests = (0..n)
+        .map(|i| {
+            let start = (i / 8) as f64 * 900.0 + 3.0 * rng.unit();
+            let mut rec = RequestRecorder::new(0.0, None, None);
+            let first = start + 60.0 + 40.0 * rng.unit();
+            let mut j = steps.iter().position(|t| *t >= first).unwrap_or(0);
+            rec.on_headers(steps[j] - start - 1.0, 200, Some("text/event-stream"));
+            let mut at = 0.0;
+            for k in 0..40 {
+                let word = WORDS[rng.below(WORDS.len())];
+                at = steps[j] - start + 0.3 * rng.unit() + if rng.chance(0.02) { 5.0 } else { 0.0 };
+                rec.on_read(
+                    at,
+                    chunk(&format!(r#"{{"content":"{word}"}}"#), 0).as_bytes(),
+                );
+                j += if k % 13 == 12 { 2 } else { 1 };
+            }
+            rec.on_read(at + 0.5, b"data: [DONE]\n\n");
+            let tl = rec.finish(at + 0.7);
+            RequestRecord {
+                start_ms: start,
+                ..RequestRecord::from_timeline(i as u32, "c=8".into(), Some(8.0), &tl, &cfg)
+            }
+        })
+        .collect();
+    Report::new(
+        format!("batched run {seed}"),
+        EndpointInfo {
+            base_url: "http://127.0.0.1:8080".into(),
+            model: "model-a".into(),
+            dialect: None,
+        },
+        "chat",
+    )
+    .with_requests(requests)
+}
+
+#[test]
+fn streams_on_shared_server_steps_code_their_gaps_against_each_other() {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let options = ShareOptions {
+        max_chars: None,
+        ..ShareOptions::default()
+    };
+    for seed in 1..=4 {
+        let report = batched_report(seed, 48);
+        let link = share::encode(&report, &options);
+        let payload = engine.decode(&link.text[3..]).unwrap();
+        // Second layout, gaps against the other streams'.
+        assert_eq!(&payload[..2], &[0, 1], "seed {seed}");
+        let back = share::decode(&link.text).unwrap();
+        same_headline(&back.aggregates(), &report.aggregates(), 0.1);
+        let mut from_r2 = share::decode(&share::encode_r2(&report, &options).text).unwrap();
+        from_r2.shared.as_mut().unwrap().format = "r3".into();
+        assert_eq!(from_r2, back, "seed {seed}");
+        let first = share::encode_r3_deflate(&report, &options).text;
+        assert!(link.text.len() < first.len(), "seed {seed}");
+        damaged_r3_links_fail(&link.text, 60);
+    }
+    // A random run's streams share no steps: each request's gaps are coded on their own.
+    let link = share::encode(&random_report(3, 40), &options);
+    assert_eq!(engine.decode(&link.text[3..]).unwrap()[1], 0);
 }
