@@ -4,8 +4,8 @@
 //! `ttft-bench ROOT --render-only` re-renders the Markdown from the last `results.json`;
 //! `--large-only` and `--locust-only` re-measure one part into it (`locust`: the Locust
 //! vantage) and re-render. The share links' run is kept in `target/bench/links-100.json`;
-//! `--links-from FILE` measures the links of such a run (and of 1,000 requests resampled from
-//! it) part by part, without a browser.
+//! `--links-from FILE` measures the links of such a run (and of 1,000 and 10,000 requests
+//! resampled from it) part by part, without a browser.
 //!
 //! It starts the server and the browser with the end-to-end harness (`ttft-e2e`); the
 //! synthetic reports for render and share-link sizes come from `synthetic`, the Markdown from
@@ -391,12 +391,12 @@ fn link_breakdown(report: &Report) -> String {
     out
 }
 
-/// `--links-from FILE`: the link figures of a kept run (FILE, a report's JSON) and of 1,000
-/// requests resampled from it as the bench does, without a browser.
+/// `--links-from FILE`: the link figures of a kept run (FILE, a report's JSON) and of 1,000 and
+/// 10,000 requests resampled from it as the bench does, without a browser.
 fn links_from(path: &Path) -> Result<()> {
     use ttft_core::share::{ShareOptions, decode, encode, encode_r3_deflate};
     let real = ttft_core::report::read_json(&std::fs::read(path)?)?;
-    for n in [real.requests.len(), 1000] {
+    for n in [real.requests.len(), 1000, 10_000] {
         let report = if n == real.requests.len() {
             real.clone()
         } else {
