@@ -24,8 +24,9 @@
 //! **r1** (links made before r2, still opened): `r1.` + base64url of the raw-DEFLATE JSON of
 //! the report, made by [`encode_r1`] from a [`compact_for_share`] copy.
 //!
-//! Decoding is bounded (at most [`MAX_INFLATED`] bytes, and at most
-//! `context::MAX_EXPANSION` per context-coded byte; every count checked against the bytes
+//! Decoding is bounded (at most [`MAX_INFLATED`] bytes, of them at most 8 MiB context-mixed
+//! and at most 64 per context-coded byte, at most 2 Mi gaps coded against other streams;
+//! every count checked against the bytes
 //! that hold it) and every failure is a [`ShareError`] that says what to do. [`breakdown`]
 //! says where a link's bytes go, part by part (for the bench).
 
@@ -349,8 +350,7 @@ fn primers() -> [&'static [u8]; 2] {
 /// other streams' arrivals (`1`) or each request's on its own (`0`), the number of sections of the r2 bytes
 /// without their gaps column (`r2::sections`: its header, each column) and each one's length,
 /// the length of their context-mixing code (`share/context.rs`) and that code, then the gaps
-/// range-coded (`share/entropy.rs`). `None` if the gaps column does not read as this encoder
-/// writes it (the link is then an r2 link).
+/// range-coded (`share/entropy.rs`).
 ///
 /// `None` when the coded gaps alone are longer than `max_chars` allow: the link cannot fit
 /// whatever the rest costs (a ladder step passed over). `Some(None)` if the gaps column does
@@ -384,8 +384,10 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
     let slices: Vec<&[u8]> = sections.iter().map(|(_, r)| &rest[r.clone()]).collect();
     context::encode(&mut e, &slices, &primers());
     let coded = e.finish();
-    if rest.len() > coded.len() * context::MAX_EXPANSION {
-        // Beyond what a decoder accepts (never seen: even a column of equal bytes costs more).
+    if rest.len() > coded.len() * context::MAX_EXPANSION || rest.len() > context::MAX_CONTEXT_MIXED
+    {
+        // Beyond what a decoder accepts (a payload of many megabytes, or one far more
+        // repetitive than a real run's columns).
         return Some(r3_deflate_payload(r2_bytes));
     }
     let mut out = bytes::Column(vec![CONTEXT_LAYOUT, u8::from(against_others)]);
@@ -398,7 +400,8 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
 }
 
 /// The r2 bytes a second-layout r3 payload holds (after its first byte), never more than
-/// [`MAX_INFLATED`] nor more than [`context::MAX_EXPANSION`] per coded byte.
+/// [`MAX_INFLATED`] nor [`context::MAX_CONTEXT_MIXED`] context-mixed, nor more than
+/// [`context::MAX_EXPANSION`] per coded byte.
 fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let mut r = bytes::Cursor::new(payload, "layout");
     let against_others = r.code(2)? == 1;
@@ -413,7 +416,7 @@ fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let coded_len = r.count()?;
     let at = payload.len() - r.remaining();
     let coded = &payload[at..at + coded_len];
-    if total > MAX_INFLATED {
+    if total > MAX_INFLATED || total > context::MAX_CONTEXT_MIXED {
         return Err(ShareError::TooLarge);
     }
     if total > coded_len.saturating_mul(context::MAX_EXPANSION) {

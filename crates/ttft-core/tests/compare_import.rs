@@ -3,7 +3,7 @@
 use serde_json::json;
 use ttft_core::compare::Unit;
 use ttft_core::compare::{compare, crossover, tokens_visible};
-use ttft_core::import::{Format, ImportError, import};
+use ttft_core::import::{Format, ImportError, import, import_files};
 use ttft_core::metrics::{MetricsConfig, TokenSource};
 use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord};
 use ttft_core::timeline::RequestRecorder;
@@ -140,6 +140,20 @@ fn studio_reports_round_trip_and_bad_files_say_what_to_do() {
     let (format, back) = import(&text).unwrap();
     assert_eq!(format, Format::Studio);
     assert_eq!(back[0], reports[0]);
+    // Re-saved by a tool that writes NaN for a missing number (Python's json.dumps): it still
+    // imports, the NaN read as a missing value.
+    assert!(text.contains("\"clock_resolution_ms\":null"), "{text}");
+    let with_nan = text.replace(
+        "\"clock_resolution_ms\":null",
+        "\"clock_resolution_ms\":NaN",
+    );
+    let (format, back) = import(&with_nan).unwrap();
+    assert_eq!(format, Format::Studio);
+    assert_eq!(back[0], reports[0]);
+    let (_, files) = import_files(&[("run.json", with_nan.as_str())])
+        .unwrap()
+        .remove(0);
+    assert_eq!(files[0], reports[0]);
 
     let mut newer: serde_json::Value = serde_json::from_str(&text).unwrap();
     newer["version"] = json!(99);

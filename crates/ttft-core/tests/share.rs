@@ -646,32 +646,64 @@ fn damaged_and_hostile_r3_links_fail_with_an_error() {
         &share::encode_r3_deflate(&report, &ShareOptions::default()).text,
         2000,
     );
-    // Second layout (first byte 0): sections past the limit, lengths beyond what the code can
-    // hold or past 32 MiB, a code length past the end.
+    // Second layout (first byte 0, then whether gaps are coded against other streams): each
+    // forged payload reaches the check it names and fails with that check's error.
     use base64::Engine;
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let mut forged: Vec<Vec<u8>> = vec![
-        vec![0],
-        vec![0, 65],
-        vec![0, 1, 0xFF, 0xFF, 0xFF, 0x7F, 4, 0, 0, 0, 0],
-        vec![
-            0, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 0, 0,
-        ],
-        vec![0, 1, 5, 9, 0, 0],
-    ];
-    // Lengths that sum to more than 32 MiB with a code long enough to expand that far.
-    let mut big = vec![
-        0u8, 2, 0x80, 0x80, 0x80, 0x10, 0x80, 0x80, 0x80, 0x10, 0x80, 0x80, 0x02,
-    ];
-    big.extend(std::iter::repeat_n(0u8, 32_768));
-    forged.push(big);
-    for bytes in forged {
+    let varint = |mut v: u64| {
+        let mut out = Vec::new();
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+        out
+    };
+    // [0, flag, sections, each length, code length, code…]
+    let payload = |lengths: &[u64], code_len: u64, code: usize| {
+        let mut p = vec![0u8, 0];
+        p.extend(varint(lengths.len() as u64));
+        lengths.iter().for_each(|l| p.extend(varint(*l)));
+        p.extend(varint(code_len));
+        p.extend(std::iter::repeat_n(0u8, code));
+        p
+    };
+    let decode = |bytes: &[u8]| share::decode(&format!("r3.{}", engine.encode(bytes)));
+    let damaged = |bytes: &[u8], says: &str| match decode(bytes) {
+        Err(ShareError::Damaged(m)) => assert!(m.contains(says), "{m:?}, not {says:?}"),
+        other => panic!("{:?}: {other:?}", &bytes[..bytes.len().min(16)]),
+    };
+    let too_large = |bytes: &[u8]| {
         assert!(
-            share::decode(&format!("r3.{}", engine.encode(&bytes))).is_err(),
+            matches!(decode(bytes), Err(ShareError::TooLarge)),
             "{:?}",
             &bytes[..bytes.len().min(16)]
-        );
-    }
+        )
+    };
+    // No flag; more sections than a payload has.
+    assert!(decode(&[0]).is_err());
+    damaged(&payload(&[1; 65], 0, 0), "a count larger than the data");
+    // A code length past the end.
+    damaged(&payload(&[5], 9, 2), "a count larger than the data");
+    // More bytes than 4 coded bytes may stand for (64 each).
+    damaged(
+        &payload(&[4 * 64 + 1], 4, 4),
+        "more bytes than its code can hold",
+    );
+    // Within 32 MiB and its code's expansion, but more than 8 MiB to context-mix: refused
+    // before any is decoded.
+    let nine_mib = 9 << 20;
+    too_large(&payload(
+        &[nine_mib],
+        nine_mib / 64 + 1,
+        (nine_mib / 64 + 1) as usize,
+    ));
+    // Lengths past 32 MiB.
+    too_large(&payload(&[32 << 20, 32 << 20], 32_768, 32_768));
+    // A length past 64 bits' worth of varint.
+    let mut long = vec![0u8, 0, 1];
+    long.extend([0xFF; 11]);
+    assert!(decode(&long).is_err());
 }
 
 /// Every single-byte corruption of an r3 link decodes or fails cleanly; every cut fails.

@@ -130,7 +130,6 @@ fn named(index: &str, suffix: &str) -> Vec<String> {
     out
 }
 
-/// A fresh scratch directory under the system's temp directory.
 /// The paths a generated `sw.js` precaches: the JSON array after `const SHELL =`.
 fn precached(sw: &str) -> Vec<String> {
     let start = sw.find("const SHELL =").expect("sw.js has its SHELL list") + "const SHELL =".len();
@@ -139,6 +138,7 @@ fn precached(sw: &str) -> Vec<String> {
     serde_json::from_str(rest[..end].trim()).expect("SHELL is a JSON array of paths")
 }
 
+/// A fresh scratch directory under the system's temp directory.
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ttft-embedded-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);

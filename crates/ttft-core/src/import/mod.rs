@@ -126,6 +126,9 @@ enum Kind {
     /// a `Value` tree (a 10,000-request report is 90 MB of JSON; a tree of it takes several
     /// times that, and a wasm tab's memory never shrinks back).
     Studio,
+    /// The studio's report as parsed after [`python_json`] (a report re-saved by a tool that
+    /// writes `NaN`): read from that tree, the text alone would not parse.
+    StudioValue(Value),
     Vllm(Value),
     GuideLlm(Value),
     /// AIPerf records or raw lines.
@@ -180,7 +183,8 @@ fn classify_object(v: Value) -> Result<Kind, ImportError> {
         return Err(ImportError::UnknownFormat);
     };
     if file::looks_like_report(obj) {
-        return Ok(Kind::Studio);
+        // Only a report that needed `python_json` (NaN written by another tool) gets here.
+        return Ok(Kind::StudioValue(v));
     }
     if obj.contains_key("benchmarks") {
         return Ok(Kind::GuideLlm(v));
@@ -275,6 +279,7 @@ pub fn import(text: &str) -> Result<(Format, Vec<Report>), ImportError> {
 fn reports_of(kind: Kind, text: &str) -> Result<(Format, Vec<Report>), ImportError> {
     match kind {
         Kind::Studio => Ok((Format::Studio, vec![file::read_json(text.as_bytes())?])),
+        Kind::StudioValue(v) => Ok((Format::Studio, vec![file::read_value(v)?])),
         Kind::Vllm(v) => vllm(&v).map(|r| (Format::Vllm, vec![r])),
         Kind::GuideLlm(v) => guidellm::import(&v).map(|r| (Format::GuideLlm, r)),
         Kind::Aiperf(lines, f) => aiperf::import(&lines, f, None).map(|r| (f, vec![r])),

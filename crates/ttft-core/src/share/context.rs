@@ -28,7 +28,12 @@ const ORDERS: [u32; 6] = [0, 1, 2, 3, 6, 16];
 const LIMIT: u8 = 60;
 /// Most bytes a coded byte may stand for (real payloads stay far below: a column of equal
 /// bytes still costs a few hundredths of a bit each); a link claiming more is damaged.
-pub(super) const MAX_EXPANSION: usize = 1024;
+pub(super) const MAX_EXPANSION: usize = 64;
+/// Most bytes a link's context-mixed sections may hold together. Each byte costs eight
+/// predictions of every model and the mixer (far more than inflating it), so this bounds the
+/// time a hostile link can take to decode (a second or two in a tab); a larger payload is
+/// written in the first layout (DEFLATE) instead.
+pub(super) const MAX_CONTEXT_MIXED: usize = 8 * 1024 * 1024;
 
 /// `4096 / (1 + e^(-d/256))` for `d` in −2047..2047, interpolated from 33 points (lpaq's).
 fn squash(d: i32) -> i32 {

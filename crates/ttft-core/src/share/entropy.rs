@@ -464,6 +464,12 @@ impl Request {
     }
 }
 
+/// Most gaps coded against the other streams' arrivals (r3's second layout): each one is kept
+/// as a known arrival while coding (a set entry and a vector slot, about 40 bytes), so a
+/// hostile link could otherwise make a decoder hold a billion bytes for 40 KB of code. Ten
+/// thousand 100-token requests are a million gaps; a larger run codes each request on its own.
+pub(super) const MAX_ANCHORED_GAPS: usize = 1 << 21;
+
 /// Codes r2's gaps column (see `r2::encode`: per request with kept gaps, `u` count, then if
 /// any, `i` median and `count` × `i` residual) as `u` entries + range-coded values. `None` when
 /// the column does not read that way (the caller then keeps it as it is). With `anchors` (r3's
@@ -475,10 +481,17 @@ pub(super) fn code_gaps(column: &[u8], anchors: Option<&[Option<i64>]>) -> Optio
     let mut m = GapModels::new();
     let mut others = Others::new();
     let (mut entries, mut prev_count, mut prev_median) = (0u64, 0i64, 0i64);
+    let mut anchored = 0usize;
     while r.remaining() > 0 {
         let count = i64::try_from(r.u().ok()?).ok()?;
         m.count.encode(&mut e, count - prev_count);
         prev_count = count;
+        if anchors.is_some() {
+            anchored = anchored.saturating_add(usize::try_from(count).ok()?);
+            if anchored > MAX_ANCHORED_GAPS {
+                return None;
+            }
+        }
         if count > 0 {
             let median = r.i().ok()?;
             m.median.encode(&mut e, median.wrapping_sub(prev_median));
@@ -513,12 +526,21 @@ pub(super) fn gaps_column(
     let mut out = Column::default();
     let (mut prev_count, mut prev_median) = (0i64, 0i64);
     let too_large = || damaged("more gaps than a link holds");
+    let mut anchored = 0usize;
     for entry in 0..entries {
         let count = prev_count
             .checked_add(m.count.decode(&mut d)?)
             .filter(|c| *c >= 0)
             .ok_or_else(|| damaged("a negative count"))?;
         prev_count = count;
+        if anchors.is_some() {
+            anchored = anchored.saturating_add(usize::try_from(count).unwrap_or(usize::MAX));
+            if anchored > MAX_ANCHORED_GAPS {
+                return Err(damaged(
+                    "more gaps coded against other streams than a link holds",
+                ));
+            }
+        }
         out.u(count as u64);
         if count > 0 {
             prev_median = prev_median.wrapping_add(m.median.decode(&mut d)?);
