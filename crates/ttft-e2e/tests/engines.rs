@@ -42,8 +42,9 @@ async fn smoke(engine: Engine, named: &str) -> Result<()> {
         "{name}: not isolated: {clock}"
     );
     // No static service-worker routes here: the studio keeps no offline copy (a fetch handler
-    // would sit in front of every benchmark request) and says so.
-    let copy = wait_text(c, "offline-copy", 30, |t| !t.ends_with("…")).await?;
+    // would sit in front of every benchmark request) and says so. Waits past "…" and
+    // "saving…" (the label is followed by the switch's "turn off", so not at its end).
+    let copy = wait_text(c, "offline-copy", 30, |t| !t.contains('…')).await?;
     ensure!(
         copy.contains("cannot keep one") || copy.contains("not available here"),
         "{name}: {copy}"
