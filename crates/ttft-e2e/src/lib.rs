@@ -870,3 +870,47 @@ pub async fn make_share_link(c: &Client) -> Result<String> {
         .await?
         .context("the share box has no link")
 }
+
+/// A figure as the studio shows it (`12.3 ms`, `123 ms`, `1.23 s`): its value in ms and the
+/// step it is rounded to (ms), so that two displays of values a link's precision apart can be
+/// compared (they may round to neighbouring steps).
+pub fn shown_ms(text: &str) -> Result<(f64, f64)> {
+    let (n, unit) = text
+        .split_once(' ')
+        .with_context(|| format!("{text:?}: a number and a unit"))?;
+    let scale = match unit {
+        "s" => 1000.0,
+        "ms" => 1.0,
+        other => bail!("{text:?}: unit {other:?}, not ms or s"),
+    };
+    let decimals = n.split_once('.').map_or(0, |(_, d)| d.len());
+    let value: f64 = n
+        .parse()
+        .with_context(|| format!("{text:?}: not a number"))?;
+    Ok((value * scale, 10f64.powi(-(decimals as i32)) * scale))
+}
+
+/// Whether two shown figures agree within `slack_ms` plus the coarser display step.
+pub fn shown_agree(a: &str, b: &str, slack_ms: f64) -> Result<bool> {
+    let ((x, step_x), (y, step_y)) = (shown_ms(a)?, shown_ms(b)?);
+    Ok((x - y).abs() <= step_x.max(step_y) + slack_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_figures_read_with_their_display_step() {
+        let near = |(v, s): (f64, f64), (w, t): (f64, f64)| {
+            assert!((v - w).abs() < 1e-9 && (s - t).abs() < 1e-9, "{v} {s}")
+        };
+        near(shown_ms("12.3 ms").unwrap(), (12.3, 0.1));
+        near(shown_ms("123 ms").unwrap(), (123.0, 1.0));
+        near(shown_ms("1.23 s").unwrap(), (1230.0, 10.0));
+        assert!(shown_ms("12.3").is_err() && shown_ms("x ms").is_err());
+        // Within the coarser step (1 ms) and the slack: agree; two steps apart: do not.
+        assert!(shown_agree("99.96 ms", "100 ms", 0.05).unwrap());
+        assert!(!shown_agree("100 ms", "102 ms", 0.05).unwrap());
+    }
+}

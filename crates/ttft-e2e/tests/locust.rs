@@ -496,20 +496,9 @@ async fn reopen_in_fresh_profile(
         t.ends_with("ms") || t.ends_with(" s")
     })
     .await?;
-    // A shown figure in ms and the step it is rounded to (`12.3 ms`, `123 ms`, `1.23 s`).
-    let value = |t: &str| -> Result<(f64, f64)> {
-        let (n, unit) = t.split_once(' ').context("a number and a unit")?;
-        let scale = if unit == "s" { 1000.0 } else { 1.0 };
-        let decimals = n.split_once('.').map_or(0, |(_, d)| d.len());
-        Ok((
-            n.parse::<f64>()? * scale,
-            10f64.powi(-(decimals as i32)) * scale,
-        ))
-    };
     // Times travel at 0.1 ms: the two figures may round to neighbouring display steps.
-    let ((a, step_a), (b, step_b)) = (value(&shown)?, value(&ttft)?);
     ensure!(
-        (a - b).abs() <= step_a.max(step_b) + 0.55,
+        ttft_e2e::shown_agree(&shown, &ttft, 0.55)?,
         "the link shows TTFT P50 {shown}, the run {ttft}"
     );
     let (fresh_charts, _) = drawn_charts(&fresh, "report-charts", 30).await?;
