@@ -1096,14 +1096,13 @@ fn save_if_stored(studio: Studio, id: RunId) {
 /// Scores the shown run with another reader and fluidity deadlines: its report keeps them (saved
 /// again when stored), every experience figure, the reading chart, an SLO on QoE or fluidity and
 /// the replay's reading pace follow, and new runs are scored with them too. Settings the core
-/// refuses ([`ttft_core::experience::ReadingConfig::validate`],
-/// [`ttft_core::experience::DeadlineConfig::validate`]) change nothing and are returned.
+/// refuses ([`ttft_core::experience::ExperienceConfig::validate`]) change nothing and are
+/// returned.
 pub fn set_experience(
     studio: Studio,
     cfg: ttft_core::experience::ExperienceConfig,
 ) -> Result<(), ttft_core::experience::ExperienceConfigError> {
-    cfg.reading.validate()?;
-    cfg.deadlines.validate()?;
+    cfg.validate()?;
     storage::save_experience(&cfg);
     change_shown_report(studio, |r| r.experience != cfg, |r| r.experience = cfg);
     Ok(())

@@ -915,31 +915,35 @@ pub fn save_scenario(c: &ScenarioConfig) {
 
 /// The SLO set last applied to a run: new runs are held to it.
 pub fn load_slo() -> Option<ttft_core::slo::SloSet> {
-    serde_json::from_str::<ttft_core::slo::SloSet>(&local_storage()?.get_item(SLO).ok()??)
-        .ok()
-        .filter(|s| s.validate().is_ok())
+    load_setting::<ttft_core::slo::SloSet>(SLO).filter(|s| s.validate().is_ok())
 }
 
 /// Remembers the SLO set for new runs.
 pub fn save_slo(set: &ttft_core::slo::SloSet) {
-    if let Some(s) = local_storage() {
-        let _ = s.set_item(SLO, &serde_json::to_string(set).unwrap_or_default());
+    save_setting(SLO, set);
+}
+
+/// A setting kept as JSON under `key` in localStorage; `None` when absent or unreadable.
+fn load_setting<T: serde::de::DeserializeOwned>(key: &str) -> Option<T> {
+    serde_json::from_str(&local_storage()?.get_item(key).ok()??).ok()
+}
+
+/// Keeps a setting as JSON under `key` in localStorage (best effort: a full or refused storage
+/// keeps nothing, and the defaults apply next time).
+fn save_setting<T: serde::Serialize>(key: &str, value: &T) {
+    if let (Some(s), Ok(json)) = (local_storage(), serde_json::to_string(value)) {
+        let _ = s.set_item(key, &json);
     }
 }
 
 /// The reader and deadlines last applied to a run: new runs are scored with them. A stored
 /// setting the core refuses is ignored (the defaults apply).
 pub fn load_experience() -> Option<ttft_core::experience::ExperienceConfig> {
-    serde_json::from_str::<ttft_core::experience::ExperienceConfig>(
-        &local_storage()?.get_item(EXPERIENCE).ok()??,
-    )
-    .ok()
-    .filter(|c| c.reading.validate().is_ok() && c.deadlines.validate().is_ok())
+    load_setting::<ttft_core::experience::ExperienceConfig>(EXPERIENCE)
+        .filter(|c| c.validate().is_ok())
 }
 
 /// Remembers the reader and deadlines for new runs.
 pub fn save_experience(cfg: &ttft_core::experience::ExperienceConfig) {
-    if let Some(s) = local_storage() {
-        let _ = s.set_item(EXPERIENCE, &serde_json::to_string(cfg).unwrap_or_default());
-    }
+    save_setting(EXPERIENCE, cfg);
 }

@@ -350,6 +350,12 @@ pub struct ExperienceConfig {
 }
 
 impl ExperienceConfig {
+    /// Says which setting, of the reader's or the deadlines', cannot be used, if any.
+    pub fn validate(&self) -> Result<(), ExperienceConfigError> {
+        self.reading.validate()?;
+        self.deadlines.validate()
+    }
+
     /// The settings a report that stored none was scored with
     /// ([`DeadlineConfig::before_reader_pace`]): opening it again gives the same figures.
     pub fn before_reader_pace() -> Self {
