@@ -3,11 +3,13 @@
 //! **r3** (what [`encode`] writes): `r3.` + base64url (no padding) of the binary, columnar
 //! encoding of the run's measurements (`share/r2.rs`), its per-gap timings range-coded with
 //! adaptive models (`share/entropy.rs`; in the second layout each arrival against the other
-//! streams' nearest arrival when that codes shorter, as concurrent streams' do) and everything
-//! else, section by section (the header, each column), by a context-mixing byte coder (`share/context.rs`; the header's models
-//! first learn a fixed primer of the header's own shape, `HEADER_PRIMER`). That is r3's
-//! second layout, marked by a first byte 0; links of its first layout (everything but the
-//! gaps under raw DEFLATE, [`encode_r3_deflate`]) keep opening. Opening the
+//! streams' arrivals of the same server step when that codes shorter, as concurrent streams'
+//! do) and everything else, section by section (the header, each column), by a
+//! context-mixing byte coder (`share/context.rs`; the header's models first learn a fixed
+//! primer of the header's own shape, `HEADER_PRIMER`, and the replay text's one of everyday
+//! words, `TEXT_PRIMER`). That is r3's second layout, marked by a first byte 0 and a second
+//! that names its models (links made with the first models, and links of the first layout,
+//! everything but the gaps under raw DEFLATE, [`encode_r3_deflate`], keep opening). Opening the
 //! link recomputes every figure with the core, from times rounded to a stated precision
 //! (0.1 ms by default). To stay under a length that chat tools and trackers accept
 //! ([`ShareOptions::max_chars`], 64,000 characters by default) a link first keeps fewer
@@ -340,14 +342,74 @@ const HEADER_PRIMER: &str = concat!(
     r#"AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36","clients":["browser","locust"]}"#,
 );
 
-/// What each section of a second-layout payload's models learn first (the header's primer;
-/// the other sections start empty).
-fn primers() -> [&'static [u8]; 2] {
-    [b"", HEADER_PRIMER.as_bytes()]
+/// What the models learn before a link's replay text (the text section, since the refined
+/// models): everyday English and an assistant's usual openings, a few common Chinese ones,
+/// so that the first words of a short replay do not each cost a byte. Generic text written
+/// for this, never a server's or the reference endpoint's; part of the format like
+/// [`HEADER_PRIMER`].
+const TEXT_PRIMER: &str = concat!(
+    "Sure, here is a short answer. Of course! I would be happy to help with that. Here are ",
+    "the main points, and then an example.\n\n1. **First**, the most important thing is that ",
+    "it works for people who use it every day, not only in a test.\n2. **Second**, when you ",
+    "compare two options, look at what each one does well and where it falls short.\n\nIn ",
+    "other words, there is no single best choice: it depends on what you need, how much time ",
+    "you have and what you are willing to give up. For example, a faster way may be less ",
+    "accurate, while a more careful one takes longer. The same is true of many things in life ",
+    "and in work. If you have any questions about this, let me know and I can explain in more ",
+    "detail.\n\nThe question is also about how we think about the problem. We can start with ",
+    "what we know, then ask what would change if one of those facts were different. This makes ",
+    "it easier to see which parts matter and which do not. It is often better to measure than ",
+    "to guess, because the numbers show what really happens, and they can be shared with ",
+    "others who were not there.\n\n好的，以下是主要的几点。当然可以，我来解释一下：这个问题的关键在于",
+    "我们需要什么，以及时间和成本。",
+);
+
+/// What each section of a second-layout payload's models learn first: the header's primer,
+/// and with the refined models the text's; the other sections start empty.
+fn primers(models: context::Models) -> Vec<&'static [u8]> {
+    let mut primers: Vec<&'static [u8]> = vec![b"", HEADER_PRIMER.as_bytes()];
+    if models == context::Models::Refined {
+        primers.resize(r2::TEXT_SECTION + 1, b"");
+        primers[r2::TEXT_SECTION] = TEXT_PRIMER.as_bytes();
+    }
+    primers
 }
 
-/// An r3 payload from r2 bytes, second layout: `0`, whether the gaps are coded against the
-/// other streams' arrivals (`1`) or each request's on its own (`0`), the number of sections of the r2 bytes
+/// What a second-layout payload's gaps are coded against (its second byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GapsAgainst {
+    /// Each request's own median gap.
+    Own = 0,
+    /// The other streams' arrival nearest to where the median gap puts it (links made with
+    /// the first models).
+    OthersNearest = 1,
+    /// The latest arrival of that step's cluster, in the models of its size (written with
+    /// the refined models only).
+    OthersLatest = 2,
+}
+
+/// A second-layout payload's second byte: how its gaps are coded and which context models
+/// code the rest (links made before the refined models have 0 or 1).
+fn variant_byte(gaps: GapsAgainst, models: context::Models) -> u8 {
+    gaps as u8 + 3 * u8::from(models == context::Models::Refined)
+}
+
+fn variant_of(byte: u8) -> (GapsAgainst, context::Models) {
+    let gaps = match byte % 3 {
+        0 => GapsAgainst::Own,
+        1 => GapsAgainst::OthersNearest,
+        _ => GapsAgainst::OthersLatest,
+    };
+    let models = if byte >= 3 {
+        context::Models::Refined
+    } else {
+        context::Models::First
+    };
+    (gaps, models)
+}
+
+/// An r3 payload from r2 bytes, second layout: `0`, the variant ([`variant_byte`]: what the
+/// gaps are coded against, which models code the rest), the number of sections of the r2 bytes
 /// without their gaps column (`r2::sections`: its header, each column) and each one's length,
 /// the length of their context-mixing code (`share/context.rs`) and that code, then the gaps
 /// range-coded (`share/entropy.rs`).
@@ -362,7 +424,7 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
     // Against the other streams' arrivals where that is shorter (a real run's concurrent
     // streams), else each request on its own (streams that share no server steps).
     let anchors = r2::gap_anchors(&rest);
-    let Some(own) = entropy::code_gaps(&gaps, None) else {
+    let Some(own) = entropy::code_gaps(&gaps, None, false) else {
         return Some(None);
     };
     // Coding against the other streams saves a fifth to a third on real runs, never half: a
@@ -370,9 +432,11 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
     if max_chars.is_some_and(|max| own.len() * 4 / 3 > 2 * max) {
         return None;
     }
-    let (against_others, coded_gaps) = match entropy::code_gaps(&gaps, Some(&anchors)) {
-        Some(coded) if coded.len() < own.len() => (true, coded),
-        _ => (false, own),
+    // (A step's latest arrival predicts a real run's gaps better than the nearest one does,
+    // and as well when each step has a single arrival, so the nearest is not tried.)
+    let (against_others, coded_gaps) = match entropy::code_gaps(&gaps, Some(&anchors), true) {
+        Some(coded) if coded.len() < own.len() => (GapsAgainst::OthersLatest, coded),
+        _ => (GapsAgainst::Own, own),
     };
     if max_chars.is_some_and(|max| coded_gaps.len() * 4 / 3 > max) {
         return None;
@@ -382,7 +446,8 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
     };
     let mut e = entropy::Encoder::default();
     let slices: Vec<&[u8]> = sections.iter().map(|(_, r)| &rest[r.clone()]).collect();
-    context::encode(&mut e, &slices, &primers());
+    let models = context::Models::Refined;
+    context::encode(&mut e, &slices, &primers(models), models);
     let coded = e.finish();
     if rest.len() > coded.len() * context::MAX_EXPANSION || rest.len() > context::MAX_CONTEXT_MIXED
     {
@@ -390,7 +455,7 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
         // repetitive than a real run's columns).
         return Some(r3_deflate_payload(r2_bytes));
     }
-    let mut out = bytes::Column(vec![CONTEXT_LAYOUT, u8::from(against_others)]);
+    let mut out = bytes::Column(vec![CONTEXT_LAYOUT, variant_byte(against_others, models)]);
     out.u(slices.len() as u64);
     slices.iter().for_each(|s| out.u(s.len() as u64));
     out.u(coded.len() as u64);
@@ -404,7 +469,7 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
 /// [`context::MAX_EXPANSION`] per coded byte.
 fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let mut r = bytes::Cursor::new(payload, "layout");
-    let against_others = r.code(2)? == 1;
+    let (against_others, models) = variant_of(r.code(6)? as u8);
     let n = r.count_of(MAX_SECTIONS)?;
     let mut lengths = Vec::with_capacity(n);
     let mut total = 0usize;
@@ -425,13 +490,14 @@ fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
         ));
     }
     let mut d = entropy::Decoder::new(coded)?;
-    let rest = context::decode(&mut d, &lengths, &primers())?;
+    let rest = context::decode(&mut d, &lengths, &primers(models), models)?;
     d.finish()?;
-    let anchors = against_others.then(|| r2::gap_anchors(&rest));
+    let anchors = (against_others != GapsAgainst::Own).then(|| r2::gap_anchors(&rest));
     let gaps = entropy::gaps_column(
         &payload[at + coded_len..],
         MAX_INFLATED - rest.len(),
         anchors.as_deref(),
+        against_others == GapsAgainst::OthersLatest,
     )?;
     r2::put_gaps(&rest, &gaps)
 }
@@ -441,7 +507,7 @@ fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
 /// range-coded. `None` as for [`r3_payload`].
 fn r3_deflate_payload(r2_bytes: &[u8]) -> Option<Vec<u8>> {
     let (rest, gaps) = r2::take_gaps(r2_bytes).ok()?;
-    let coded = entropy::code_gaps(&gaps, None)?;
+    let coded = entropy::code_gaps(&gaps, None, false)?;
     let packed = miniz_oxide::deflate::compress_to_vec(&rest, 9);
     let mut out = bytes::Column::default();
     out.u(packed.len() as u64);
@@ -460,7 +526,7 @@ fn r2_bytes_of_r3(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let at = payload.len() - r.remaining();
     let packed = &payload[at..at + len];
     let rest = inflate(packed)?;
-    let gaps = entropy::gaps_column(&payload[at + len..], MAX_INFLATED - rest.len(), None)?;
+    let gaps = entropy::gaps_column(&payload[at + len..], MAX_INFLATED - rest.len(), None, false)?;
     r2::put_gaps(&rest, &gaps)
 }
 
@@ -615,7 +681,8 @@ pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<Li
     };
     let slices: Vec<&[u8]> = sections.iter().map(|(_, r)| &rest[r.clone()]).collect();
     let mut e = entropy::Encoder::default();
-    let costs = context::encode(&mut e, &slices, &primers());
+    let models = context::Models::Refined;
+    let costs = context::encode(&mut e, &slices, &primers(models), models);
     let coded_total = e.finish().len();
     for ((name, range), bits) in sections.iter().zip(&costs) {
         parts.push(LinkPart {
@@ -627,9 +694,9 @@ pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<Li
         });
     }
     let anchors = r2::gap_anchors(&rest);
-    let coded_gaps = [Some(&anchors[..]), None]
+    let coded_gaps = [(Some(&anchors[..]), true), (None, false)]
         .into_iter()
-        .filter_map(|a| entropy::code_gaps(&gaps, a).map(|g| g.len()))
+        .filter_map(|(a, cluster)| entropy::code_gaps(&gaps, a, cluster).map(|g| g.len()))
         .min()
         .unwrap_or(0);
     parts.push(LinkPart {

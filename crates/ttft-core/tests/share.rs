@@ -827,8 +827,8 @@ fn streams_on_shared_server_steps_code_their_gaps_against_each_other() {
         let report = batched_report(seed, 48);
         let link = share::encode(&report, &options);
         let payload = engine.decode(&link.text[3..]).unwrap();
-        // Second layout, gaps against the other streams'.
-        assert_eq!(&payload[..2], &[0, 1], "seed {seed}");
+        // Second layout, refined models, gaps against the latest arrival of each step.
+        assert_eq!(&payload[..2], &[0, 5], "seed {seed}");
         let back = share::decode(&link.text).unwrap();
         same_headline(&back.aggregates(), &report.aggregates(), 0.1);
         let mut from_r2 = share::decode(&share::encode_r2(&report, &options).text).unwrap();
@@ -840,5 +840,34 @@ fn streams_on_shared_server_steps_code_their_gaps_against_each_other() {
     }
     // A random run's streams share no steps: each request's gaps are coded on their own.
     let link = share::encode(&random_report(3, 40), &options);
-    assert_eq!(engine.decode(&link.text[3..]).unwrap()[1], 0);
+    assert_eq!(engine.decode(&link.text[3..]).unwrap()[1], 3);
+}
+
+#[test]
+fn a_link_of_the_first_models_still_opens_and_the_refined_ones_code_its_run_shorter() {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    // A real run's link, made by the studio before the refined models (tests/data/links).
+    let old = include_str!("data/links/reference-100-first-models.r3.txt").trim();
+    assert_eq!(&engine.decode(&old[3..]).unwrap()[..2], &[0, 1]);
+    let back = share::decode(old).expect("an older link opens");
+    let agg = back.aggregates();
+    assert_eq!(agg.count, 100);
+    // The figures of the report it was made from, within the link's 0.1 ms.
+    close("ttft p50", agg.ttft.map(|s| s.p50), Some(33.225), 0.05);
+    close("itl p50", agg.itl.map(|s| s.p50), Some(20.19), 0.05);
+    assert_eq!(agg.itl.unwrap().count, 9900);
+    // The same run now: the same figures, and a link at least a twentieth shorter (the
+    // gaps against each step's latest arrival, the text primed, the columns refined).
+    let link = share::encode(&back, &ShareOptions::default());
+    assert_eq!(&engine.decode(&link.text[3..]).unwrap()[..2], &[0, 5]);
+    assert!(
+        link.text.len() * 20 < old.len() * 19,
+        "{} characters now, {} before",
+        link.text.len(),
+        old.len()
+    );
+    let again = share::decode(&link.text).unwrap();
+    same_headline(&again.aggregates(), &agg, 0.1);
+    damaged_r3_links_fail(&link.text, 20);
 }

@@ -22,6 +22,15 @@
 use super::ShareError;
 use super::entropy::{Decoder, Encoder};
 
+/// Which models code a link's sections: the first ones, or with a secondary estimate of each
+/// bit after the mixer ([`Apm`]; and the replay text's primer, `share.rs`), which codes a
+/// run's columns about a twentieth shorter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Models {
+    First,
+    Refined,
+}
+
 /// Context orders (bytes before the one coded); order 0 is the byte's own partial bits only.
 const ORDERS: [u32; 6] = [0, 1, 2, 3, 6, 16];
 /// A counter's adaptation: 1/(n + 1.5) for its first hits, then 1/LIMIT.
@@ -116,14 +125,54 @@ struct Model {
     match_n: [u8; MATCH_LENGTHS],
     /// The predicted bit of the bit being coded, if a match predicts it.
     expected: Option<bool>,
+    /// With [`Models::Refined`]: secondary estimates in the contexts of the byte's bits so far,
+    /// and of those and the byte before.
+    apms: Option<(Apm, Apm)>,
+    /// The mixer's own prediction of the bit being coded (what its weights learn from).
+    mixed: u32,
 }
+
+/// A secondary estimate: a mixed probability refined per context by interpolating between
+/// 33 adaptive buckets over its stretched value (lpaq's APM).
+struct Apm {
+    t: Vec<u16>,
+    at: usize,
+}
+
+impl Apm {
+    fn new(contexts: usize) -> Self {
+        let row: Vec<u16> = (0..33)
+            .map(|j| (squash((j - 16) * 128) * 16) as u16)
+            .collect();
+        Self {
+            t: row.iter().copied().cycle().take(contexts * 33).collect(),
+            at: 0,
+        }
+    }
+
+    fn refine(&mut self, st: i32, cx: usize) -> u32 {
+        let s = (st + 2048).clamp(0, 4095);
+        let (lo, w) = ((s >> 7) as usize, s & 127);
+        let i = cx * 33 + lo;
+        self.at = i + usize::from(w >= 64);
+        ((i32::from(self.t[i]) * (128 - w) + i32::from(self.t[i + 1]) * w) >> 11).clamp(1, 4095)
+            as u32
+    }
+
+    fn update(&mut self, bit: bool) {
+        let g = if bit { 65535 } else { 0 };
+        let t = i32::from(self.t[self.at]);
+        self.t[self.at] = (t + ((g - t) >> APM_RATE)) as u16;
+    }
+}
+const APM_RATE: u32 = 6;
 
 /// Mixer inputs: one per order, and the match model.
 const INPUTS: usize = ORDERS.len() + 1;
 
 impl Model {
     /// Models for coding `total` bytes (tables sized to them, the same on both sides).
-    fn new(total: usize) -> Self {
+    fn new(total: usize, models: Models) -> Self {
         let bits = (usize::BITS - total.saturating_mul(8).leading_zeros()).clamp(10, 18);
         Self {
             bits,
@@ -145,6 +194,8 @@ impl Model {
             match_p: [1 << 15; MATCH_LENGTHS],
             match_n: [0; MATCH_LENGTHS],
             expected: None,
+            apms: (models == Models::Refined).then(|| (Apm::new(256), Apm::new(1 << 16))),
+            mixed: 2048,
         }
     }
 
@@ -211,11 +262,25 @@ impl Model {
             None => 0,
         };
         dot += i64::from(self.st[m]) * i64::from(self.w[ws + m]);
-        squash((dot >> 16).clamp(-2047, 2047) as i32) as u32
+        let st = (dot >> 16).clamp(-2047, 2047) as i32;
+        let p = squash(st) as u32;
+        self.mixed = p;
+        match self.apms.as_mut() {
+            Some((own, after)) => {
+                let a0 = own.refine(st, c0 as usize);
+                let a1 = after.refine(st, c0 as usize | (self.history as usize & 0xFF) << 8);
+                ((2 * p + a0 + a1) / 4).clamp(1, 4095)
+            }
+            None => p,
+        }
     }
 
-    fn update(&mut self, c0: u32, p: u32, bit: bool) {
-        let err = ((i32::from(bit) << 12) - p as i32) * 6;
+    fn update(&mut self, c0: u32, bit: bool) {
+        if let Some((own, after)) = self.apms.as_mut() {
+            own.update(bit);
+            after.update(bit);
+        }
+        let err = ((i32::from(bit) << 12) - self.mixed as i32) * 6;
         let state = match self.match_len {
             0 => 0,
             1..16 => 1,
@@ -306,8 +371,8 @@ fn train(m: &mut Model, k: u64, primer: &[u8]) {
         let mut c0 = 1u32;
         for b in (0..8).rev() {
             let bit = byte >> b & 1 == 1;
-            let p = m.predict(c0, 7 - b);
-            m.update(c0, p, bit);
+            m.predict(c0, 7 - b);
+            m.update(c0, bit);
             c0 = c0 << 1 | u32::from(bit);
         }
         m.end_byte(byte);
@@ -317,9 +382,17 @@ fn train(m: &mut Model, k: u64, primer: &[u8]) {
 /// Codes `sections` (each with its own contexts, section `k` after its models learnt
 /// `primers[k]`, if any) into `e`; returns each section's cost in bits (for
 /// [`super::breakdown`]).
-pub(super) fn encode(e: &mut Encoder, sections: &[&[u8]], primers: &[&[u8]]) -> Vec<f64> {
+pub(super) fn encode(
+    e: &mut Encoder,
+    sections: &[&[u8]],
+    primers: &[&[u8]],
+    models: Models,
+) -> Vec<f64> {
     let primed: usize = primers.iter().map(|p| p.len()).sum();
-    let mut m = Model::new(sections.iter().map(|s| s.len()).sum::<usize>() + primed);
+    let mut m = Model::new(
+        sections.iter().map(|s| s.len()).sum::<usize>() + primed,
+        models,
+    );
     let mut costs = Vec::with_capacity(sections.len());
     for (k, s) in sections.iter().enumerate() {
         train(
@@ -336,7 +409,7 @@ pub(super) fn encode(e: &mut Encoder, sections: &[&[u8]], primers: &[&[u8]]) -> 
                 let p = m.predict(c0, 7 - b);
                 e.bit_with(p, bit);
                 cost += 12.0 - f64::from(if bit { p } else { 4096 - p }).log2();
-                m.update(c0, p, bit);
+                m.update(c0, bit);
                 c0 = c0 << 1 | u32::from(bit);
             }
             m.end_byte(byte);
@@ -346,15 +419,16 @@ pub(super) fn encode(e: &mut Encoder, sections: &[&[u8]], primers: &[&[u8]]) -> 
     costs
 }
 
-/// Decodes sections of the lengths `lengths` from `d` (with the `primers` they were coded
-/// with), concatenated.
+/// Decodes sections of the lengths `lengths` from `d` (with the `primers` and `models` they
+/// were coded with), concatenated.
 pub(super) fn decode(
     d: &mut Decoder,
     lengths: &[usize],
     primers: &[&[u8]],
+    models: Models,
 ) -> Result<Vec<u8>, ShareError> {
     let primed: usize = primers.iter().map(|p| p.len()).sum();
-    let mut m = Model::new(lengths.iter().sum::<usize>() + primed);
+    let mut m = Model::new(lengths.iter().sum::<usize>() + primed, models);
     let mut out = Vec::with_capacity(lengths.iter().sum());
     for (k, &len) in lengths.iter().enumerate() {
         train(
@@ -369,7 +443,7 @@ pub(super) fn decode(
             for done in 0..8 {
                 let p = m.predict(c0, done);
                 let bit = d.bit_with(p)?;
-                m.update(c0, p, bit);
+                m.update(c0, bit);
                 c0 = c0 << 1 | u32::from(bit);
             }
             m.end_byte((c0 & 0xFF) as u8);
@@ -384,17 +458,41 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The coded length of `sections` with the refined models (and checks both kinds).
     fn round_trip(sections: &[&[u8]]) -> usize {
+        round_trip_with(sections, Models::First);
+        round_trip_with(sections, Models::Refined)
+    }
+
+    fn round_trip_with(sections: &[&[u8]], models: Models) -> usize {
         let primers: [&[u8]; 2] = [b"", b"the decode step reads"];
         let mut e = Encoder::default();
-        encode(&mut e, sections, &primers);
+        encode(&mut e, sections, &primers, models);
         let bytes = e.finish();
         let mut d = Decoder::new(&bytes).unwrap();
         let lengths: Vec<usize> = sections.iter().map(|s| s.len()).collect();
-        let out = decode(&mut d, &lengths, &primers).unwrap();
+        let out = decode(&mut d, &lengths, &primers, models).unwrap();
         d.finish().unwrap();
         assert_eq!(out, sections.concat());
         bytes.len()
+    }
+
+    #[test]
+    fn the_refined_models_code_a_noisy_column_shorter() {
+        // LEB128 times with jitter (as a run's columns are): what the secondary estimate is for.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut column = Vec::new();
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = 150 + (x % 40) + (x >> 20) % 40;
+            column.push((v & 0x7F) as u8 | 0x80);
+            column.push((v >> 7) as u8);
+        }
+        let first = round_trip_with(&[&column], Models::First);
+        let refined = round_trip_with(&[&column], Models::Refined);
+        assert!(refined < first, "refined {refined} bytes, first {first}");
     }
 
     #[test]
@@ -423,11 +521,11 @@ mod tests {
     #[test]
     fn running_out_of_bytes_is_an_error() {
         let mut e = Encoder::default();
-        encode(&mut e, &[b"abc"], &[]);
+        encode(&mut e, &[b"abc"], &[], Models::Refined);
         let bytes = e.finish();
         let mut d = Decoder::new(&bytes).unwrap();
         // Far more bytes than were coded (random-looking input runs out quickly).
-        assert!(decode(&mut d, &[1 << 20], &[]).is_err() || d.finish().is_err());
+        assert!(decode(&mut d, &[1 << 20], &[], Models::Refined).is_err() || d.finish().is_err());
     }
 
     proptest! {
@@ -441,7 +539,11 @@ mod tests {
         #[test]
         fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             if let Ok(mut d) = Decoder::new(&bytes) {
-                let _ = decode(&mut d, &[100, 3], &[b"primer"]);
+                let _ = decode(&mut d, &[100, 3], &[b"primer"], Models::First);
+                let _ = d.finish();
+            }
+            if let Ok(mut d) = Decoder::new(&bytes) {
+                let _ = decode(&mut d, &[100, 3], &[b"primer"], Models::Refined);
                 let _ = d.finish();
             }
         }

@@ -15,7 +15,11 @@
 //! time in the run: concurrent streams get their tokens on the same server steps, and an
 //! arrival is coded against the arrival of an earlier request nearest to where the median gap
 //! puts it (if one lies within a median gap), a residual mostly of 0 or ±1 step, in models of
-//! its own. The arrivals are kept in a set that grows with the gaps decoded, so bounded alike.
+//! its own. Since the refined models (`share.rs`'s variant byte) the arrival is coded against
+//! the latest known arrival of that step's cluster instead (the arrivals within a few steps of
+//! the nearest: the server writes a batch's tokens in one order, so a stream coded later
+//! mostly read the step later), in models of the cluster's size. The arrivals are kept in a
+//! set that grows with the gaps decoded, so bounded alike.
 //!
 //! Decoding is bounded: reading past the end of the coded bytes more than the coder's own
 //! flush length is an error, and the caller bounds how many values it asks for.
@@ -363,15 +367,42 @@ impl GapModels {
 /// (r3's second layout; requests with an anchor, [`super::r2::gap_anchors`]).
 struct Others {
     known: std::collections::BTreeSet<i64>,
-    /// Each arrival against the other streams' nearest, in the context of the one before.
+    /// Each arrival against the prediction, in the context of the one before (and, with
+    /// [`Others::cluster`], of how many streams had that step).
     model: Vec<IntModel>,
+    /// Predict from the latest arrival of the step's cluster (the known arrivals within
+    /// [`CLUSTER_STEPS`] of the nearest) instead of the nearest itself.
+    cluster: bool,
+}
+
+/// How far (in steps) arrivals of other streams count as the same server step.
+const CLUSTER_STEPS: i64 = 6;
+/// Cluster sizes told apart as contexts (one arrival, or more).
+const CLUSTER_SIZES: usize = 2;
+/// Contexts of a residual against a cluster, from the one before: none, zero, +1, more, −1,
+/// less (fewer than [`residual_context`]'s: the cluster's models are twice as many).
+const CLUSTER_RESIDUAL_CONTEXTS: usize = 6;
+
+fn cluster_residual_context(previous: Option<i64>) -> usize {
+    match previous {
+        None => 0,
+        Some(0) => 1,
+        Some(v) if v > 0 => 2 + usize::from(v > 1),
+        Some(v) => 4 + usize::from(v < -1),
+    }
 }
 
 impl Others {
-    fn new() -> Self {
+    fn new(cluster: bool) -> Self {
+        let contexts = if cluster {
+            CLUSTER_SIZES * CLUSTER_RESIDUAL_CONTEXTS
+        } else {
+            RESIDUAL_CONTEXTS
+        };
         Self {
             known: std::collections::BTreeSet::new(),
-            model: vec![IntModel::default(); RESIDUAL_CONTEXTS],
+            model: vec![IntModel::default(); contexts],
+            cluster,
         }
     }
 
@@ -387,6 +418,33 @@ impl Others {
             .filter(|(d, _)| *d <= within)
             .min()
             .map(|(_, k)| k)
+    }
+
+    /// What an arrival predicted at `predicted` is coded against, and the first of the models
+    /// it is coded in: the nearest known arrival, or with [`Others::cluster`] the latest of
+    /// its cluster (a stream coded later mostly got the step later), in the models of the
+    /// cluster's size (the more streams had the step, the tighter it is).
+    fn prediction(&self, predicted: i64, median: i64) -> Option<(i64, usize)> {
+        let k = self.nearest(predicted, median)?;
+        if !self.cluster {
+            return Some((k, 0));
+        }
+        let cluster = self
+            .known
+            .range(k.saturating_sub(CLUSTER_STEPS)..=k.saturating_add(CLUSTER_STEPS));
+        let size = cluster.clone().count().min(CLUSTER_SIZES);
+        let latest = cluster.last().copied().unwrap_or(k);
+        Some((latest, (size - 1) * CLUSTER_RESIDUAL_CONTEXTS))
+    }
+
+    /// The model (from the first of the prediction's) of an arrival after `previous`.
+    fn model(&mut self, first: usize, previous: Option<i64>) -> &mut IntModel {
+        let context = if self.cluster {
+            cluster_residual_context(previous)
+        } else {
+            residual_context(previous)
+        };
+        &mut self.model[first + context]
     }
 }
 
@@ -416,13 +474,13 @@ impl Request {
         let step = self.median.wrapping_add(v);
         let found = self.at.and_then(|at| {
             others
-                .nearest(at.wrapping_add(self.median), self.median)
-                .map(|k| (at, k))
+                .prediction(at.wrapping_add(self.median), self.median)
+                .map(|(k, models)| (at, k, models))
         });
         match found {
-            Some((at, k)) => {
+            Some((at, k, models)) => {
                 let w = at.wrapping_add(step).wrapping_sub(k);
-                others.model[residual_context(self.previous_other)].encode(e, w);
+                others.model(models, self.previous_other).encode(e, w);
                 self.previous_other = Some(w);
             }
             None => m.residual[residual_context(self.previous)].encode(e, v),
@@ -440,12 +498,12 @@ impl Request {
     ) -> Result<i64, ShareError> {
         let found = self.at.and_then(|at| {
             others
-                .nearest(at.wrapping_add(self.median), self.median)
-                .map(|k| (at, k))
+                .prediction(at.wrapping_add(self.median), self.median)
+                .map(|(k, models)| (at, k, models))
         });
         let v = match found {
-            Some((at, k)) => {
-                let w = others.model[residual_context(self.previous_other)].decode(d)?;
+            Some((at, k, models)) => {
+                let w = others.model(models, self.previous_other).decode(d)?;
                 self.previous_other = Some(w);
                 k.wrapping_add(w).wrapping_sub(at).wrapping_sub(self.median)
             }
@@ -475,11 +533,15 @@ pub(super) const MAX_ANCHORED_GAPS: usize = 1 << 21;
 /// the column does not read that way (the caller then keeps it as it is). With `anchors` (r3's
 /// second layout: each entry's first arrival in the run, [`super::r2::gap_anchors`]) an
 /// arrival near another stream's is coded against it.
-pub(super) fn code_gaps(column: &[u8], anchors: Option<&[Option<i64>]>) -> Option<Vec<u8>> {
+pub(super) fn code_gaps(
+    column: &[u8],
+    anchors: Option<&[Option<i64>]>,
+    cluster: bool,
+) -> Option<Vec<u8>> {
     let mut r = Cursor::new(column, "gaps");
     let mut e = Encoder::default();
     let mut m = GapModels::new();
-    let mut others = Others::new();
+    let mut others = Others::new(cluster);
     let (mut entries, mut prev_count, mut prev_median) = (0u64, 0i64, 0i64);
     let mut anchored = 0usize;
     while r.remaining() > 0 {
@@ -517,12 +579,13 @@ pub(super) fn gaps_column(
     coded: &[u8],
     limit: usize,
     anchors: Option<&[Option<i64>]>,
+    cluster: bool,
 ) -> Result<Vec<u8>, ShareError> {
     let mut r = Cursor::new(coded, "coded gaps");
     let entries = r.u()?;
     let mut d = Decoder::new(&coded[coded.len() - r.remaining()..])?;
     let mut m = GapModels::new();
-    let mut others = Others::new();
+    let mut others = Others::new(cluster);
     let mut out = Column::default();
     let (mut prev_count, mut prev_median) = (0i64, 0i64);
     let too_large = || damaged("more gaps than a link holds");
@@ -661,12 +724,66 @@ mod tests {
         }
         let anchors = [Some(1000), None, Some(1100)];
         for anchors in [None, Some(&anchors[..]), Some(&[Some(-5)][..])] {
-            let coded = code_gaps(&c.0, anchors).unwrap();
-            assert_eq!(gaps_column(&coded, 1 << 20, anchors).unwrap(), c.0);
-            // A limit below the column's length refuses it.
-            assert!(gaps_column(&coded, 4, anchors).is_err());
-            // A column cut inside a request does not read as gaps.
-            assert_eq!(code_gaps(&c.0[..3], anchors), None);
+            for cluster in [false, true] {
+                let coded = code_gaps(&c.0, anchors, cluster).unwrap();
+                assert_eq!(gaps_column(&coded, 1 << 20, anchors, cluster).unwrap(), c.0);
+                // A limit below the column's length refuses it.
+                assert!(gaps_column(&coded, 4, anchors, cluster).is_err());
+                // A column cut inside a request does not read as gaps.
+                assert_eq!(code_gaps(&c.0[..3], anchors, cluster), None);
+            }
+        }
+    }
+
+    /// A gaps column of `streams` concurrent streams fed by one server's steps (180–260 steps
+    /// each), each stream reading its token a little later than the stream before it (the
+    /// order the server writes a batch in) with up to two steps of jitter; and each one's
+    /// first arrival.
+    fn concurrent_streams(streams: i64, tokens: usize) -> (Vec<u8>, Vec<Option<i64>>) {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut random = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n) as i64
+        };
+        let mut steps = vec![1000i64];
+        for _ in 0..tokens {
+            let last = steps[steps.len() - 1];
+            steps.push(last + 180 + random(80));
+        }
+        let mut column = Column::default();
+        let mut anchors = Vec::new();
+        for s in 0..streams {
+            let arrivals: Vec<i64> = steps.iter().map(|t| t + s / 2 + random(3)).collect();
+            let gaps: Vec<i64> = arrivals.windows(2).map(|w| w[1] - w[0]).collect();
+            let mut sorted = gaps.clone();
+            sorted.sort_unstable();
+            let median = sorted[sorted.len() / 2];
+            column.u(gaps.len() as u64);
+            column.i(median);
+            gaps.iter().for_each(|g| column.i(g - median));
+            anchors.push(Some(arrivals[0]));
+        }
+        (column.0, anchors)
+    }
+
+    #[test]
+    fn a_step_s_latest_arrival_predicts_the_next_stream_s_better_than_the_nearest() {
+        let (column, anchors) = concurrent_streams(8, 100);
+        let own = code_gaps(&column, None, false).unwrap().len();
+        let nearest = code_gaps(&column, Some(&anchors), false).unwrap().len();
+        let latest = code_gaps(&column, Some(&anchors), true).unwrap().len();
+        assert!(
+            latest < nearest && nearest < own,
+            "{latest} < {nearest} < {own}"
+        );
+        for cluster in [false, true] {
+            let coded = code_gaps(&column, Some(&anchors), cluster).unwrap();
+            assert_eq!(
+                gaps_column(&coded, 1 << 20, Some(&anchors), cluster).unwrap(),
+                column
+            );
         }
     }
 
@@ -678,8 +795,11 @@ mod tests {
 
         #[test]
         fn coded_gaps_garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-            let _ = gaps_column(&bytes, 1 << 16, None);
-            let _ = gaps_column(&bytes, 1 << 16, Some(&[Some(i64::MAX), Some(i64::MIN), None]));
+            let _ = gaps_column(&bytes, 1 << 16, None, false);
+            for cluster in [false, true] {
+                let anchors = [Some(i64::MAX), Some(i64::MIN), None];
+                let _ = gaps_column(&bytes, 1 << 16, Some(&anchors), cluster);
+            }
         }
 
         #[test]

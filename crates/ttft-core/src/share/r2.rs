@@ -139,6 +139,9 @@ enum Col {
     Text,
 }
 
+/// The replay text's section in [`sections`] (after the layout, header and column count).
+pub(super) const TEXT_SECTION: usize = 3 + Col::Text as usize;
+
 const COLUMNS: [(&str, Col); 12] = [
     ("flags", Col::Flags),
     ("groups", Col::Groups),
