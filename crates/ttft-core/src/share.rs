@@ -433,7 +433,8 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
         return None;
     }
     // (A step's latest arrival predicts a real run's gaps better than the nearest one does,
-    // and as well when each step has a single arrival, so the nearest is not tried.)
+    // and where each step has a single arrival the two are the same arrival, so the nearest
+    // is not tried.)
     let (against_others, coded_gaps) = match entropy::code_gaps(&gaps, Some(&anchors), true) {
         Some(coded) if coded.len() < own.len() => (GapsAgainst::OthersLatest, coded),
         _ => (GapsAgainst::Own, own),
