@@ -41,7 +41,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use thiserror::Error;
 
-use crate::report::{Report, ReportFileError};
+use crate::report::{Aggregates, Report, ReportFileError};
 
 /// The prefix of links in the current format.
 pub const PREFIX: &str = "r3.";
@@ -198,6 +198,8 @@ fn encode_layout(
         }
     }
     let (mut last, mut last_layout) = (None, None);
+    // The whole run's statistics, computed once for the steps that sample.
+    let whole_stats = std::cell::OnceCell::new();
     for (replays, precision_ms, gap_stride, request_stride, whole_probe) in ladder {
         let layout = r2::Layout {
             precision_ms,
@@ -208,7 +210,14 @@ fn encode_layout(
         };
         last_layout = Some(layout);
         // `None`: this step cannot fit (its gaps alone are too long), not worth coding whole.
-        last = encode_with(report, layout, with_replay, format, options.max_chars);
+        last = encode_with(
+            report,
+            layout,
+            with_replay,
+            format,
+            options.max_chars,
+            &whole_stats,
+        );
         if let Some(link) = &last
             && options.max_chars.is_none_or(|max| link.text.len() <= max)
         {
@@ -218,7 +227,8 @@ fn encode_layout(
     let layout = last_layout.expect("the ladder is never empty");
     // Nothing fits: the last step, whole.
     let link = last.unwrap_or_else(|| {
-        encode_with(report, layout, with_replay, format, None).expect("coded without a limit")
+        encode_with(report, layout, with_replay, format, None, &whole_stats)
+            .expect("coded without a limit")
     });
     (link, layout)
 }
@@ -229,6 +239,7 @@ fn encode_with(
     with_replay: usize,
     format: Format,
     max_chars: Option<usize>,
+    whole_stats: &std::cell::OnceCell<Aggregates>,
 ) -> Option<SharedLink> {
     let n = report.requests.len();
     let kept = r2::sample(report, layout);
@@ -276,13 +287,13 @@ fn encode_with(
             requests_kept - gaps_kept_for
         ));
     }
-    let carried = report.shared.as_ref().and_then(|s| s.headline.as_deref());
-    let headline = if layout.gap_stride > 1 || layout.request_stride > 1 {
-        Some(report.aggregates())
-    } else {
-        carried.cloned()
-    };
-    let bytes = r2::encode(report, &kept, layout, left_out.clone(), headline);
+    let bytes = r2::encode(
+        report,
+        &kept,
+        layout,
+        left_out.clone(),
+        headline(report, layout, whole_stats),
+    );
     let payload = match format {
         Format::R3 => r3_payload(&bytes, max_chars)?,
         Format::R3Deflate => r3_deflate_payload(&bytes),
@@ -302,6 +313,24 @@ fn encode_with(
         gaps_kept_for,
         left_out,
     })
+}
+
+/// The headline a link carries: the whole run's statistics when it samples (`whole_stats`,
+/// computed on first use), else the one the report carries (a link's, opened again), if any.
+fn headline(
+    report: &Report,
+    layout: r2::Layout,
+    whole_stats: &std::cell::OnceCell<Aggregates>,
+) -> Option<Aggregates> {
+    if layout.gap_stride > 1 || layout.request_stride > 1 {
+        Some(whole_stats.get_or_init(|| report.aggregates()).clone())
+    } else {
+        report
+            .shared
+            .as_ref()
+            .and_then(|s| s.headline.as_deref())
+            .cloned()
+    }
 }
 
 /// The first byte of an r3 payload of the second layout (a first-layout payload starts with
@@ -375,6 +404,9 @@ fn primers(models: context::Models) -> Vec<&'static [u8]> {
     primers
 }
 
+/// The context models new links are written with.
+const WRITTEN_MODELS: context::Models = context::Models::Refined;
+
 /// What a second-layout payload's gaps are coded against (its second byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GapsAgainst {
@@ -408,6 +440,19 @@ fn variant_of(byte: u8) -> (GapsAgainst, context::Models) {
     (gaps, models)
 }
 
+/// The gaps column coded the shorter way: against the other streams' arrivals (a real run's
+/// concurrent streams) or each request's on its own (`own`, already coded: streams that share
+/// no server steps).
+fn shortest_gaps(gaps: &[u8], anchors: &[Option<i64>], own: Vec<u8>) -> (GapsAgainst, Vec<u8>) {
+    // (A step's latest arrival predicts a real run's gaps better than the nearest one does,
+    // and where each step has a single arrival the two are the same arrival, so the nearest
+    // is not tried.)
+    match entropy::code_gaps(gaps, Some(anchors), true) {
+        Some(coded) if coded.len() < own.len() => (GapsAgainst::OthersLatest, coded),
+        _ => (GapsAgainst::Own, own),
+    }
+}
+
 /// An r3 payload from r2 bytes, second layout: `0`, the variant ([`variant_byte`]: what the
 /// gaps are coded against, which models code the rest), the number of sections of the r2 bytes
 /// without their gaps column (`r2::sections`: its header, each column) and each one's length,
@@ -432,13 +477,7 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
     if max_chars.is_some_and(|max| own.len() * 4 / 3 > 2 * max) {
         return None;
     }
-    // (A step's latest arrival predicts a real run's gaps better than the nearest one does,
-    // and where each step has a single arrival the two are the same arrival, so the nearest
-    // is not tried.)
-    let (against_others, coded_gaps) = match entropy::code_gaps(&gaps, Some(&anchors), true) {
-        Some(coded) if coded.len() < own.len() => (GapsAgainst::OthersLatest, coded),
-        _ => (GapsAgainst::Own, own),
-    };
+    let (against_others, coded_gaps) = shortest_gaps(&gaps, &anchors, own);
     if max_chars.is_some_and(|max| coded_gaps.len() * 4 / 3 > max) {
         return None;
     }
@@ -447,7 +486,7 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
     };
     let mut e = entropy::Encoder::default();
     let slices: Vec<&[u8]> = sections.iter().map(|(_, r)| &rest[r.clone()]).collect();
-    let models = context::Models::Refined;
+    let models = WRITTEN_MODELS;
     context::encode(&mut e, &slices, &primers(models), models);
     let coded = e.finish();
     if rest.len() > coded.len() * context::MAX_EXPANSION || rest.len() > context::MAX_CONTEXT_MIXED
@@ -633,14 +672,15 @@ fn round_value(v: &mut serde_json::Value) {
     }
 }
 
-/// The report with every fractional number rounded to 0.001 (1 µs for times).
-fn round_floats(report: &Report) -> Report {
-    match serde_json::to_value(report) {
+/// `x` (a report, a part of one) with every fractional number rounded to 0.001 (1 µs for
+/// times); as it was if it does not go through JSON.
+fn round_floats<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(x: &T) -> T {
+    match serde_json::to_value(x) {
         Ok(mut v) => {
             round_value(&mut v);
-            serde_json::from_value(v).unwrap_or_else(|_| report.clone())
+            serde_json::from_value(v).unwrap_or_else(|_| x.clone())
         }
-        Err(_) => report.clone(),
+        Err(_) => x.clone(),
     }
 }
 
@@ -666,12 +706,7 @@ pub struct LinkPart {
 pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<LinkPart>) {
     let (link, layout) = encode_layout(report, options, Format::R3);
     let kept = r2::sample(report, layout);
-    let carried = report.shared.as_ref().and_then(|s| s.headline.as_deref());
-    let headline = if layout.gap_stride > 1 || layout.request_stride > 1 {
-        Some(report.aggregates())
-    } else {
-        carried.cloned()
-    };
+    let headline = headline(report, layout, &std::cell::OnceCell::new());
     let bytes = r2::encode(report, &kept, layout, link.left_out.clone(), headline);
     let mut parts = Vec::new();
     let Ok((rest, gaps)) = r2::take_gaps(&bytes) else {
@@ -682,8 +717,7 @@ pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<Li
     };
     let slices: Vec<&[u8]> = sections.iter().map(|(_, r)| &rest[r.clone()]).collect();
     let mut e = entropy::Encoder::default();
-    let models = context::Models::Refined;
-    let costs = context::encode(&mut e, &slices, &primers(models), models);
+    let costs = context::encode(&mut e, &slices, &primers(WRITTEN_MODELS), WRITTEN_MODELS);
     let coded_total = e.finish().len();
     for ((name, range), bits) in sections.iter().zip(&costs) {
         parts.push(LinkPart {
@@ -694,12 +728,9 @@ pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<Li
                 .len(),
         });
     }
-    let anchors = r2::gap_anchors(&rest);
-    let coded_gaps = [(Some(&anchors[..]), true), (None, false)]
-        .into_iter()
-        .filter_map(|(a, cluster)| entropy::code_gaps(&gaps, a, cluster).map(|g| g.len()))
-        .min()
-        .unwrap_or(0);
+    let coded_gaps = entropy::code_gaps(&gaps, None, false).map_or(0, |own| {
+        shortest_gaps(&gaps, &r2::gap_anchors(&rest), own).1.len()
+    });
     parts.push(LinkPart {
         name: "gaps (range-coded)".into(),
         raw_bytes: gaps.len(),

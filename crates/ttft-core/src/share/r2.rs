@@ -803,15 +803,7 @@ pub(super) fn encode(
         votes: report.votes.clone(),
         slo: (report.slo != crate::slo::SloSet::default()).then(|| report.slo.clone()),
         // Its times to 1 µs (the digits past that are the clock's float noise).
-        client_health: report.client_health.as_ref().map(|h| {
-            serde_json::to_value(h)
-                .ok()
-                .and_then(|mut v| {
-                    super::round_value(&mut v);
-                    serde_json::from_value(v).ok()
-                })
-                .unwrap_or_else(|| h.clone())
-        }),
+        client_health: report.client_health.as_ref().map(super::round_floats),
         user_agent: report.user_agent.clone(),
         clients,
     };
