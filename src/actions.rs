@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -240,29 +241,34 @@ fn save_run_now(studio: Studio, id: RunId) {
     if let Some(reason) = state.storage().with_untracked(|s| s.broken.clone()) {
         return set(&|s| s.state = SaveState::Failed(reason.clone()));
     }
-    let started = crate::browser::clock::now_ms();
-    let order = state
-        .stored()
-        .with_untracked(|m| m.get(&id).map_or(id.0 as i64, |s| s.order));
-    let Some(encoded) = state.with_untracked(|s| {
-        s.run(id).map(|run| {
-            storage::encode_report(&run.report)
-                .map(|json| (storage::RunMeta::of(run, order, json.len() as u64), json))
-        })
-    }) else {
+    let Some(report) = state.with_untracked(|s| s.run(id).map(|run| Arc::clone(&run.report)))
+    else {
         return;
     };
-    let encode_ms = crate::browser::clock::now_ms() - started;
-    let (meta, json) = match encoded {
-        Ok(e) => e,
-        Err(e) => {
-            notify(studio, e.to_string());
-            return set(&|s| s.state = SaveState::Failed(e.to_string()));
-        }
-    };
     set(&|s| s.state = SaveState::Saving);
-    let next_id = state.next_id().get_untracked();
     spawn_local(async move {
+        let started = crate::browser::clock::now_ms();
+        let encoded = storage::encode_report(report).await;
+        let encode_ms = crate::browser::clock::now_ms() - started;
+        // The order and id counter as they are now (the encoding may have waited for its code).
+        let order = state
+            .stored()
+            .with_untracked(|m| m.get(&id).map_or(id.0 as i64, |s| s.order));
+        let Some(encoded) = state.with_untracked(|s| {
+            s.run(id).map(|run| {
+                encoded.map(|json| (storage::RunMeta::of(run, order, json.len() as u64), json))
+            })
+        }) else {
+            return;
+        };
+        let (meta, json) = match encoded {
+            Ok(e) => e,
+            Err(e) => {
+                notify(studio, e.to_string());
+                return set(&|s| s.state = SaveState::Failed(e.to_string()));
+            }
+        };
+        let next_id = state.next_id().get_untracked();
         let outcome = storage::save_run(&meta, &json, next_id).await;
         drop(json);
         // Deleted meanwhile: its delete came after this write, nothing to record.
@@ -453,15 +459,26 @@ pub fn open_link(studio: Studio) {
     if !hash.contains("share=") {
         return;
     }
-    match ttft_core::share::decode(&hash) {
-        Ok(mut report) => {
-            report.title = format!("{} (shared)", report.title);
-            let ids = add_runs(studio.state, vec![report]);
-            show_run(studio, ids[0]);
-            // A reader's view: the report first, the panels that configure a run folded away.
-            studio.state.reader_view().set(true);
+    spawn_local(async move {
+        match decode_link(hash).await {
+            Err(e) => notify(studio, format!("could not open the shared report: {e}")),
+            Ok(Ok(mut report)) => {
+                report.title = format!("{} (shared)", report.title);
+                let ids = add_runs(studio.state, vec![report]);
+                show_run(studio, ids[0]);
+                // A reader's view: the report first, the panels that configure a run folded away.
+                studio.state.reader_view().set(true);
+            }
+            Ok(Err(e)) => notify(studio, format!("could not open the shared report: {e}")),
         }
-        Err(e) => notify(studio, format!("could not open the shared report: {e}")),
+    });
+}
+
+lazy_part! {
+    /// A share link's report, recomputed by the core. Lazy: the share codec loads with the first
+    /// link opened (or made, from a report).
+    async fn decode_link(hash: String) -> Result<Report, ttft_core::share::ShareError> {
+        ttft_core::share::decode(&hash)
     }
 }
 
@@ -504,7 +521,15 @@ pub fn import_files(studio: Studio, files: web_sys::FileList) {
                 results.push((name, text));
             }
         }
-        let read = read_results(&results);
+        let (first_result, result_count, timeline_count) = (
+            results.first().map(|(name, _)| name.clone()),
+            results.len(),
+            timelines.len(),
+        );
+        let (read, merged) = match read_imports(results, timelines).await {
+            Ok(read) => read,
+            Err(e) => return notify(studio, format!("nothing imported: {e}")),
+        };
         let n = read.reports.len();
         if n > 0 {
             let mut tools: Vec<&str> = Vec::new();
@@ -524,17 +549,17 @@ pub fn import_files(studio: Studio, files: web_sys::FileList) {
                 0,
                 format!(
                     "imported {n} run(s) from {} ({})",
-                    match results.len() {
-                        1 => results[0].0.clone(),
-                        k => format!("{k} files"),
+                    match (result_count, first_result) {
+                        (1, Some(name)) => name,
+                        (k, _) => format!("{k} files"),
                     },
                     tools.join(", ")
                 ),
             );
         }
         notes.extend(read.errors);
-        if !timelines.is_empty() {
-            notes.push(import_timelines(studio, &timelines));
+        if let Some(merged) = merged {
+            notes.push(import_timelines(studio, timeline_count, merged));
         }
         if notes.is_empty() {
             notes.push(format!(
@@ -648,11 +673,28 @@ impl ReadResults {
     }
 }
 
-/// Merges timeline files into one run, shown and saved; what the merge found stays with the
-/// run ([`Report::import_notes`]) and is returned for the notice.
-fn import_timelines(studio: Studio, files: &[(String, String)]) -> String {
-    let options = ttft_core::timeline_file::MergeOptions::default();
-    match ttft_core::timeline_file::merge_files(files, &options) {
+lazy_part! {
+    /// Reads the chosen files through the core: result files ([`read_results`]) and timeline files,
+    /// merged into one run (none chosen: `None`). Lazy: the importers load with the first import.
+    async fn read_imports(
+        results: Vec<(String, String)>,
+        timelines: Vec<(String, String)>,
+    ) -> (ReadResults, Option<Result<ttft_core::timeline_file::Merged, ttft_core::timeline_file::TimelineError>>) {
+        let options = ttft_core::timeline_file::MergeOptions::default();
+        let merged = (!timelines.is_empty())
+            .then(|| ttft_core::timeline_file::merge_files(&timelines, &options));
+        (read_results(&results), merged)
+    }
+}
+
+/// Shows and saves the run `files` timeline files merged into; what the merge found stays with
+/// the run ([`Report::import_notes`]) and is returned for the notice.
+fn import_timelines(
+    studio: Studio,
+    files: usize,
+    merged: Result<ttft_core::timeline_file::Merged, ttft_core::timeline_file::TimelineError>,
+) -> String {
+    match merged {
         Ok(merged) => {
             let n = merged.report.requests.len();
             let who = merged.report.vantage.clone().unwrap_or_default();
@@ -663,8 +705,7 @@ fn import_timelines(studio: Studio, files: &[(String, String)]) -> String {
                 save_run(studio, *id);
             }
             format!(
-                "merged {} timeline file(s) into one run of {n} requests measured by {who}{}",
-                files.len(),
+                "merged {files} timeline file(s) into one run of {n} requests measured by {who}{}",
                 if notes.is_empty() {
                     String::new()
                 } else {
@@ -769,17 +810,31 @@ pub fn export_locustfile(studio: Studio) {
         .filter(|p| !p.is_empty())
         .collect::<Vec<_>>()
         .join("-");
-    match ttft_core::locust::locustfile(&target, &sc, &run) {
-        Ok(text) => {
-            crate::browser::download("locustfile.py", "text/x-python", &text);
-            notify(
-                studio,
-                format!(
-                    "locustfile.py saved (run {run}): its header says how to run it; then import every worker's {run}-*.jsonl here together"
-                ),
-            );
+    spawn_local(async move {
+        match locustfile(target, sc, run.clone()).await {
+            Err(e) => notify(studio, format!("cannot write a locustfile: {e}")),
+            Ok(Ok(text)) => {
+                crate::browser::download("locustfile.py", "text/x-python", &text);
+                notify(
+                    studio,
+                    format!(
+                        "locustfile.py saved (run {run}): its header says how to run it; then import every worker's {run}-*.jsonl here together"
+                    ),
+                );
+            }
+            Ok(Err(e)) => notify(studio, format!("cannot write a locustfile: {e}")),
         }
-        Err(e) => notify(studio, format!("cannot write a locustfile: {e}")),
+    });
+}
+
+lazy_part! {
+    /// The locustfile's text. Lazy: the generator loads with the first locustfile written.
+    async fn locustfile(
+        target: ttft_core::locust::LocustTarget,
+        scenario: ttft_core::scenario::ScenarioConfig,
+        run: String,
+    ) -> Result<String, ttft_core::locust::LocustError> {
+        ttft_core::locust::locustfile(&target, &scenario, &run)
     }
 }
 
@@ -832,7 +887,36 @@ fn on_this_machine(base: &str) -> bool {
 /// verdict, then saves and shows it. Returns the run's id and whether it was cancelled; `None`
 /// when it could not start (the notice says why). The user's panels are not touched, so the
 /// article's comparison and a calibration run their own settings.
+///
+/// The run's machinery (planning, request bodies, the pool and its stamping, parsing, the
+/// client-health verdict) is a lazy part: it loads with the first run, before its first
+/// request is timed.
 pub async fn run_scenario(
+    studio: Studio,
+    ep: EndpointConfig,
+    sc: ttft_core::scenario::ScenarioConfig,
+) -> Option<(RunId, bool)> {
+    match run_scenario_part(studio, ep, sc).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            notify(studio, format!("no run started: {e}"));
+            None
+        }
+    }
+}
+
+lazy_part! {
+    pub(crate) async fn run_scenario_part(
+        studio: Studio,
+        ep: EndpointConfig,
+        sc: ttft_core::scenario::ScenarioConfig,
+    ) -> Option<(RunId, bool)> {
+        run_scenario_now(studio, ep, sc).await
+    }
+}
+
+/// [`run_scenario`], its code loaded.
+async fn run_scenario_now(
     studio: Studio,
     ep: EndpointConfig,
     sc: ttft_core::scenario::ScenarioConfig,

@@ -6,6 +6,9 @@
 //! [`state::StudioState`] store and format what the core (`ttft-core`) and the chart crate
 //! (`ttft-charts`) computed.
 
+#[macro_use]
+pub mod lazy;
+
 pub mod actions;
 pub mod browser;
 pub mod components;
@@ -45,6 +48,7 @@ fn mark_interactive() {
         let _ = p.mark("ttft-studio:interactive");
     }
     browser::echarts::preload_when_idle();
+    lazy::preload_when_idle();
 }
 
 /// The studio.

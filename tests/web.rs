@@ -77,7 +77,9 @@ fn run(id: u64, title: &str) -> SavedRun {
 
 /// Saves a run the way the app does: its index record at `order`, its report JSON.
 async fn save(run: &SavedRun, order: i64, next_id: u64) {
-    let json = storage::encode_report(&run.report).unwrap();
+    let json = storage::encode_report(std::sync::Arc::clone(&run.report))
+        .await
+        .unwrap();
     let meta = storage::RunMeta::of(run, order, json.len() as u64);
     storage::save_run(&meta, &json, next_id).await.unwrap();
 }

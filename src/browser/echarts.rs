@@ -140,22 +140,9 @@ pub async fn ensure_loaded() -> Result<(), ChartError> {
 
 /// Starts loading ECharts when the page is idle, so the first report's charts rarely wait.
 pub fn preload_when_idle() {
-    let Some(w) = web_sys::window() else { return };
-    let start = Closure::once_into_js(|| {
+    super::when_idle(|| {
         wasm_bindgen_futures::spawn_local(async {
             let _ = ensure_loaded().await;
         });
     });
-    let idle = js_sys::Reflect::get(&w, &"requestIdleCallback".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    match idle {
-        Some(f) => {
-            let _ = f.call1(&w, &start);
-        }
-        None => {
-            let _ = w
-                .set_timeout_with_callback_and_timeout_and_arguments_0(start.unchecked_ref(), 1000);
-        }
-    }
 }

@@ -18,6 +18,26 @@ pub mod service_worker;
 pub mod stamper;
 pub mod storage;
 
+/// Runs `f` when the page is first idle (`requestIdleCallback`; a second from now where there
+/// is none): for loads the page will want soon but must not hold up its first paint.
+pub fn when_idle(f: impl FnOnce() + 'static) {
+    use wasm_bindgen::JsCast;
+    let Some(w) = web_sys::window() else { return };
+    let start = wasm_bindgen::closure::Closure::once_into_js(f);
+    let idle = js_sys::Reflect::get(&w, &"requestIdleCallback".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    match idle {
+        Some(f) => {
+            let _ = f.call1(&w, &start);
+        }
+        None => {
+            let _ = w
+                .set_timeout_with_callback_and_timeout_and_arguments_0(start.unchecked_ref(), 1000);
+        }
+    }
+}
+
 /// This page's origin (`http://127.0.0.1:8080`), empty outside a page.
 pub fn page_origin() -> String {
     web_sys::window()

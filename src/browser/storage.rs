@@ -24,6 +24,7 @@
 //! paint.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use ttft_core::report::Report;
@@ -450,8 +451,32 @@ fn put_next_id(tx: &IdbTransaction, next_id: u64) -> Result<(), StorageError> {
 // ---------------------------------------------------------------------------------------------
 // Runs.
 
-/// A report as stored: its JSON.
-pub fn encode_report(report: &Report) -> Result<Vec<u8>, StorageError> {
+/// A report as stored: its JSON. Lazy: the report's writer loads with the first run saved.
+pub async fn encode_report(report: Arc<Report>) -> Result<Vec<u8>, StorageError> {
+    write_report(report).await.unwrap_or_else(|e| {
+        Err(StorageError::Failed {
+            what: "write the report",
+            reason: e.to_string(),
+        })
+    })
+}
+
+lazy_part! {
+    async fn write_report(report: Arc<Report>) -> Result<Vec<u8>, StorageError> {
+        report_json(&report)
+    }
+}
+
+lazy_part! {
+    /// A stored report read back (the core's one version check). Lazy: the report's reader loads
+    /// with the first saved run read.
+    async fn decode_report(json: Vec<u8>) -> Result<Report, ttft_core::report::ReportFileError> {
+        ttft_core::report::read_json(&json)
+    }
+}
+
+/// [`encode_report`], where its code has loaded already (or cannot wait: in a transaction).
+fn report_json(report: &Report) -> Result<Vec<u8>, StorageError> {
     serde_json::to_vec(report).map_err(|e| StorageError::Failed {
         what: "write the report as JSON",
         reason: e.to_string(),
@@ -614,7 +639,13 @@ pub async fn load_report(meta: &RunMeta) -> Result<SavedRun, StorageError> {
             .to_vec(),
         _ => return Err(damaged(format!("unknown encoding {encoding:?}"))),
     };
-    let mut report = ttft_core::report::read_json(&json).map_err(|e| damaged(e.to_string()))?;
+    let mut report = decode_report(json)
+        .await
+        .map_err(|e| StorageError::Failed {
+            what: "read the saved run",
+            reason: e.to_string(),
+        })?
+        .map_err(|e| damaged(e.to_string()))?;
     report.title.clone_from(&meta.title);
     Ok(SavedRun {
         id: RunId(meta.id),
@@ -679,6 +710,26 @@ pub async fn migrate_local_storage() -> Result<Option<Migration>, StorageError> 
     let Ok(Some(text)) = ls.get_item(LEGACY_RUNS) else {
         return Ok(None);
     };
+    move_legacy_runs(ls, text)
+        .await
+        .map_err(|e| StorageError::Migration(e.to_string()))?
+}
+
+lazy_part! {
+    async fn move_legacy_runs(
+        ls: web_sys::Storage,
+        text: String,
+    ) -> Result<Option<Migration>, StorageError> {
+        move_legacy_runs_now(ls, text).await
+    }
+}
+
+/// [`migrate_local_storage`] once there is something to move (`text`, the old list). Lazy: the
+/// old format's reader loads only where runs were saved in it.
+async fn move_legacy_runs_now(
+    ls: web_sys::Storage,
+    text: String,
+) -> Result<Option<Migration>, StorageError> {
     let entries: Vec<serde_json::Value> = serde_json::from_str(&text).map_err(|e| {
         StorageError::Migration(format!("localStorage's {LEGACY_RUNS} is damaged: {e}"))
     })?;
@@ -740,7 +791,7 @@ pub async fn migrate_local_storage() -> Result<Option<Migration>, StorageError> 
         let done = Events::new(&tx, &["complete"], &["abort"]);
         let mut needed = 0;
         for (run, order) in &runs {
-            let json = encode_report(&run.report)?;
+            let json = report_json(&run.report)?;
             needed += json.len() as u64;
             if let Err(e) = put_run(
                 &tx,

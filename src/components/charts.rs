@@ -41,6 +41,14 @@ pub fn ChartView(
         // ECharts arrives on demand (usually preloaded by then); the card may be gone when it
         // does, hence the `try_` setters: a disposed one must not panic.
         leptos::task::spawn_local(async move {
+            // A part that loaded lazily is built before it is in the page: ECharts sizes its
+            // canvas from the card, which is 0 × 0 until then.
+            while !el.is_connected() {
+                crate::browser::fetch::sleep_ms(0.0).await;
+                if spec.try_get_untracked().is_none() {
+                    return;
+                }
+            }
             let drawn = match ensure_loaded().await {
                 Ok(()) => match spec.try_get_untracked() {
                     Some(newest) => {

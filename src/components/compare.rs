@@ -10,7 +10,7 @@ use crate::browser::clock::now_ms;
 use crate::components::blind_review::BlindReview;
 use crate::components::charts::ChartGrid;
 use crate::format::{ms, pct, per_s, score};
-use crate::state::use_studio;
+use crate::state::{RunId, use_studio};
 
 fn value(unit: Unit, v: Option<f64>) -> String {
     match unit {
@@ -18,6 +18,112 @@ fn value(unit: Unit, v: Option<f64>) -> String {
         Unit::TokensPerS => per_s(v),
         Unit::Fraction => v.map_or("—".into(), pct),
         Unit::Score => score(v),
+    }
+}
+
+lazy_part! {
+    /// The comparison of `picked` (two or more runs): the core's table, the votes, one replay per
+    /// run and the overlaid charts. Lazy: its code loads when runs are first compared.
+    async fn comparison_of(picked: Vec<Report>, reviewing: RwSignal<bool>) -> AnyView {
+        comparison_view(picked, reviewing)
+    }
+}
+
+/// [`comparison_of`], its code loaded.
+fn comparison_view(picked: Vec<Report>, reviewing: RwSignal<bool>) -> AnyView {
+    let started = now_ms();
+    let aggs: Vec<Aggregates> = picked.iter().map(Report::aggregates).collect();
+    let titles: Vec<&str> = picked.iter().map(|r| r.title.as_str()).collect();
+    let cmp = compare(&titles, &aggs);
+    let vantages: Vec<(&str, Option<&str>)> = picked
+        .iter()
+        .map(|r| (r.title.as_str(), r.vantage.as_deref()))
+        .collect();
+    let vantage = vantage_note(&vantages);
+    // Runs whose tab may have added time to their figures (hidden, busy, queueing).
+    let health: Vec<String> = picked
+        .iter()
+        .filter_map(|r| {
+            let flag = compare_flag(r.client_health.as_ref()?)?;
+            Some(format!("{}: {flag}", r.title))
+        })
+        .collect();
+    let votes = vote_summary(&picked.iter().collect::<Vec<_>>(), &cmp);
+    let vote_row = votes.as_ref().map(|v| {
+        let (winner, total) = (v.winner, v.total);
+        let cells = v
+            .wins
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let best = winner == Some(i);
+                view! { <td class:best=best>{format!("{w} of {total}")}</td> }
+            })
+            .collect_view();
+        view! {
+            <tr data-metric="Blind review votes" data-testid="compare-votes-row">
+                <td title="votes won in blind reviews: higher is better">"Blind review votes"</td>
+                {cells}
+            </tr>
+        }
+    });
+    let two_runs = picked.len() == 2;
+    // The reader the compared runs are scored with (the first run's settings).
+    let reading = picked[0].experience.reading;
+    let specs = ttft_charts::compare_charts(&titles, &picked, &aggs, &cmp);
+    // One recorded stream per run, the one with the median TTFT, side by side.
+    let (replays, replay_names): (Vec<_>, Vec<_>) = picked
+        .iter()
+        .filter_map(|r| r.median_replay().map(|q| (q.clone(), r.title.clone())))
+        .unzip();
+    view! {
+        <article class="report compare" data-testid="compare">
+            <h2>"Compare"</h2>
+            <p class="lesson" data-testid="compare-lesson">{cmp.lesson.clone()}</p>
+            {vantage.map(|v| view! { <p class="warning" data-testid="compare-vantage">{v}</p> })}
+            {(!health.is_empty()).then(|| view! {
+                <p class="warning" data-testid="compare-health">{format!(
+                    "The measuring tab may have added time to these runs' figures: {}. Compare them with care, or measure again in a visible, idle tab.",
+                    health.join("; ")
+                )}</p>
+            })}
+            {votes.map(|v| view! { <p class="votes" data-testid="compare-votes" data-agrees=v.agrees.map(|a| a.to_string())>{v.sentence}</p> })}
+            {two_runs.then(|| view! {
+                <p>
+                    <button data-testid="blind-review" on:click=move |_| reviewing.set(true)>"Blind review"</button>
+                    " Play one stream of each run side by side, unnamed, and vote on which felt faster."
+                </p>
+            })}
+            <table data-testid="compare-table">
+                <thead><tr><th>"Metric"</th>{titles.iter().map(|t| view! { <th>{t.to_string()}</th> }).collect_view()}</tr></thead>
+                <tbody>
+                    {cmp.rows.iter().filter(|r| r.values.iter().any(Option::is_some)).map(|row| {
+                        let arrow = match row.better { Better::Lower => "lower is better", Better::Higher => "higher is better" };
+                        view! {
+                            <tr data-metric=row.metric.clone()>
+                                <td title=arrow>{row.metric.clone()}</td>
+                                {row.values.iter().zip(&row.worse_by).enumerate().map(|(i, (v, w))| {
+                                    let is_best = row.best == Some(i);
+                                    let delta = w.map(|w| format!(" ({:+.0} %)", if row.better == Better::Lower { w * 100.0 } else { -w * 100.0 })).unwrap_or_default();
+                                    view! { <td class:best=is_best>{value(row.unit, *v)}{delta}</td> }
+                                }).collect_view()}
+                            </tr>
+                        }
+                    }).collect_view()}
+                    {vote_row}
+                </tbody>
+            </table>
+            <crate::components::replay::Replay records=replays names=replay_names reading=reading />
+            <ChartGrid specs=specs file_stem="compare".to_owned() testid="compare-charts" started_ms=started />
+        </article>
+    }
+    .into_any()
+}
+
+lazy_part! {
+    /// [`BlindReview`] of runs `a` and `b`. Lazy: its code loads when a review is first opened.
+    async fn blind_review(a: RunId, b: RunId, on_close: Callback<()>) -> AnyView {
+        view! { <BlindReview a=a b=b on_close=on_close /> }.into_any()
     }
 }
 
@@ -38,7 +144,9 @@ pub fn CompareView() -> impl IntoView {
     let review = move || {
         let (a, b) = two.get().filter(|_| reviewing.get())?;
         let on_close = Callback::new(move |()| reviewing.set(false));
-        Some(view! { <BlindReview a=a b=b on_close=on_close /> })
+        Some(
+            view! { <crate::components::Lazily part=blind_review(a, b, on_close) what="the blind review" /> },
+        )
     };
     let comparison = move || {
         // The review hides the figures: they would tell the reviewer which run is faster.
@@ -55,92 +163,9 @@ pub fn CompareView() -> impl IntoView {
         if picked.len() < 2 {
             return None;
         }
-        let started = now_ms();
-        let aggs: Vec<Aggregates> = picked.iter().map(Report::aggregates).collect();
-        let titles: Vec<&str> = picked.iter().map(|r| r.title.as_str()).collect();
-        let cmp = compare(&titles, &aggs);
-        let vantages: Vec<(&str, Option<&str>)> = picked
-            .iter()
-            .map(|r| (r.title.as_str(), r.vantage.as_deref()))
-            .collect();
-        let vantage = vantage_note(&vantages);
-        // Runs whose tab may have added time to their figures (hidden, busy, queueing).
-        let health: Vec<String> = picked
-            .iter()
-            .filter_map(|r| {
-                let flag = compare_flag(r.client_health.as_ref()?)?;
-                Some(format!("{}: {flag}", r.title))
-            })
-            .collect();
-        let votes = vote_summary(&picked.iter().collect::<Vec<_>>(), &cmp);
-        let vote_row = votes.as_ref().map(|v| {
-            let (winner, total) = (v.winner, v.total);
-            let cells = v
-                .wins
-                .iter()
-                .enumerate()
-                .map(|(i, w)| {
-                    let best = winner == Some(i);
-                    view! { <td class:best=best>{format!("{w} of {total}")}</td> }
-                })
-                .collect_view();
-            view! {
-                <tr data-metric="Blind review votes" data-testid="compare-votes-row">
-                    <td title="votes won in blind reviews: higher is better">"Blind review votes"</td>
-                    {cells}
-                </tr>
-            }
-        });
-        let two_runs = picked.len() == 2;
-        // The reader the compared runs are scored with (the first run's settings).
-        let reading = picked[0].experience.reading;
-        let specs = ttft_charts::compare_charts(&titles, &picked, &aggs, &cmp);
-        // One recorded stream per run, the one with the median TTFT, side by side.
-        let (replays, replay_names): (Vec<_>, Vec<_>) = picked
-            .iter()
-            .filter_map(|r| r.median_replay().map(|q| (q.clone(), r.title.clone())))
-            .unzip();
-        Some(view! {
-            <article class="report compare" data-testid="compare">
-                <h2>"Compare"</h2>
-                <p class="lesson" data-testid="compare-lesson">{cmp.lesson.clone()}</p>
-                {vantage.map(|v| view! { <p class="warning" data-testid="compare-vantage">{v}</p> })}
-                {(!health.is_empty()).then(|| view! {
-                    <p class="warning" data-testid="compare-health">{format!(
-                        "The measuring tab may have added time to these runs' figures: {}. Compare them with care, or measure again in a visible, idle tab.",
-                        health.join("; ")
-                    )}</p>
-                })}
-                {votes.map(|v| view! { <p class="votes" data-testid="compare-votes" data-agrees=v.agrees.map(|a| a.to_string())>{v.sentence}</p> })}
-                {two_runs.then(|| view! {
-                    <p>
-                        <button data-testid="blind-review" on:click=move |_| reviewing.set(true)>"Blind review"</button>
-                        " Play one stream of each run side by side, unnamed, and vote on which felt faster."
-                    </p>
-                })}
-                <table data-testid="compare-table">
-                    <thead><tr><th>"Metric"</th>{titles.iter().map(|t| view! { <th>{t.to_string()}</th> }).collect_view()}</tr></thead>
-                    <tbody>
-                        {cmp.rows.iter().filter(|r| r.values.iter().any(Option::is_some)).map(|row| {
-                            let arrow = match row.better { Better::Lower => "lower is better", Better::Higher => "higher is better" };
-                            view! {
-                                <tr data-metric=row.metric.clone()>
-                                    <td title=arrow>{row.metric.clone()}</td>
-                                    {row.values.iter().zip(&row.worse_by).enumerate().map(|(i, (v, w))| {
-                                        let is_best = row.best == Some(i);
-                                        let delta = w.map(|w| format!(" ({:+.0} %)", if row.better == Better::Lower { w * 100.0 } else { -w * 100.0 })).unwrap_or_default();
-                                        view! { <td class:best=is_best>{value(row.unit, *v)}{delta}</td> }
-                                    }).collect_view()}
-                                </tr>
-                            }
-                        }).collect_view()}
-                        {vote_row}
-                    </tbody>
-                </table>
-                <crate::components::replay::Replay records=replays names=replay_names reading=reading />
-                <ChartGrid specs=specs file_stem="compare".to_owned() testid="compare-charts" started_ms=started />
-            </article>
-        })
+        Some(
+            view! { <crate::components::Lazily part=comparison_of(picked, reviewing) what="the comparison" /> },
+        )
     };
     view! {
         {comparison}

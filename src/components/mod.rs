@@ -2,6 +2,9 @@
 //! compute no metrics and change state only through [`crate::actions`] (settings forms bind
 //! their fields directly).
 
+use std::future::Future;
+use std::pin::Pin;
+
 use leptos::prelude::*;
 
 pub mod blind_review;
@@ -22,6 +25,81 @@ pub mod server_view;
 pub mod slo;
 pub mod source_summary;
 pub mod status_bar;
+
+/// A part of the page whose code loads when it is first shown: in the release build (feature
+/// `split`) the functions that build it are `#[lazy]`, a wasm module of their own that is
+/// fetched then (or sooner, see [`crate::browser::lazy_parts`]), so the first load does not
+/// carry them. Until it has loaded, one muted line says what is coming.
+#[component]
+pub fn Lazily<F>(
+    /// Builds the part; awaiting it loads its code.
+    part: F,
+    /// What is loading, for the placeholder ("the charts").
+    what: &'static str,
+) -> impl IntoView
+where
+    F: Future<Output = Result<AnyView, crate::lazy::PartError>> + 'static,
+{
+    let part = send_wrapper::SendWrapper::new(async move {
+        part.await.unwrap_or_else(|e| {
+            view! { <p class="error" data-testid="part-error">{e.to_string()}</p> }.into_any()
+        })
+    });
+    view! {
+        <Suspense fallback=move || view! { <p class="muted" data-testid="part-loading">{format!("Loading {what}…")}</p> }>
+            {Suspend::new(part)}
+        </Suspense>
+    }
+}
+
+/// Code that loads on first use (a `#[lazy]` loader, see [`Lazily`]), held once it has loaded:
+/// [`OnDemand::get`] starts the load the first time it is asked and gives `None` until the code
+/// is there; readers re-run then. Unlike [`Lazily`], a view that re-renders often (a live run's
+/// report, four times a second) never shows a placeholder again once the code has loaded.
+pub struct OnDemand<T: Send + Sync + 'static> {
+    loaded: RwSignal<Option<T>>,
+    load: StoredValue<Option<Loader<T>>, LocalStorage>,
+}
+
+/// An [`OnDemand`]'s loader, not run yet.
+type Loader<T> = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = T>>>>;
+
+impl<T: Send + Sync + 'static> Clone for OnDemand<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Send + Sync + 'static> Copy for OnDemand<T> {}
+
+impl<T: Clone + Send + Sync + 'static> OnDemand<T> {
+    /// Loads with `load` when first asked.
+    pub fn new<Fut>(load: fn() -> Fut) -> Self
+    where
+        Fut: Future<Output = T> + 'static,
+    {
+        let load: Loader<T> = Box::new(move || Box::pin(load()));
+        OnDemand {
+            loaded: RwSignal::new(None),
+            load: StoredValue::new_local(Some(load)),
+        }
+    }
+
+    /// What was loaded; `None` (and the load started, the first time) until it is there.
+    pub fn get(self) -> Option<T> {
+        if let Some(loaded) = self.loaded.get() {
+            return Some(loaded);
+        }
+        if let Some(load) = self.load.try_update_value(Option::take).flatten() {
+            let loaded = self.loaded;
+            leptos::task::spawn_local(async move {
+                let value = load().await;
+                loaded.try_set(Some(value));
+            });
+        }
+        None
+    }
+}
 
 /// A two-way binding of one field of a settings signal, for `bind:value` / `bind:checked`.
 pub fn field<C, T>(

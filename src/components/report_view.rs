@@ -332,139 +332,168 @@ fn fill_after_paint<T: Send + Sync + 'static>(
     });
 }
 
-/// The report of the selected (or live) run.
+lazy_part! {
+    /// What a complete run adds to its report: the diagnosis, the server's view, the charts, the
+    /// roofline, the replay, sharing, the SLO and the request table. Lazy: its code (chart options,
+    /// the share codec, diagnosis, the server's series) loads with the first complete run shown.
+    pub(crate) async fn complete_parts(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView {
+        complete_parts_view(r, agg, started)
+    }
+}
+
+/// [`complete_parts`], its code loaded.
+fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView {
+    // The run held to its SLO, scored as late as the experience (the same streams): with a
+    // reading-QoE objective it scores every stream again, which would hold up the drawing of
+    // a large run. A run of levels has its load charts drawn again then, marked where the SLO
+    // holds.
+    let levels = agg.groups.iter().filter(|g| g.level.is_some()).count();
+    let slo = RwSignal::new(None);
+    let chart_specs = RwSignal::new(Vec::<ttft_charts::ChartSpec>::new());
+    let score_slo = {
+        let (r, agg) = (Arc::clone(&r), agg.clone());
+        Callback::new(move |()| {
+            let (r, agg) = (Arc::clone(&r), agg.clone());
+            fill_after_paint(slo, move || {
+                let scored = ttft_core::slo::evaluate(&r, &r.slo);
+                if levels >= 2 {
+                    let marked = ttft_charts::load_charts(&r, &agg, &scored);
+                    chart_specs.try_update(|specs| {
+                        for chart in marked {
+                            if let Some(old) = specs.iter_mut().find(|s| s.id == chart.id) {
+                                *old = chart;
+                            }
+                        }
+                    });
+                }
+                scored
+            });
+        })
+    };
+    // The server's scrapes are read once for the report's charts, diagnosis and server view
+    // (they arrive with the end of the run).
+    let server = ServerSeries::of_report(&r).map(Arc::new);
+    chart_specs.set(ttft_charts::report_charts_before_slo(
+        &r,
+        &agg,
+        server.as_deref(),
+    ));
+    let stem = r.title.replace([' ', ':', '·', '/'], "_");
+    let measured = ttft_core::compare::per_token_ms(&agg);
+    let context = ttft_core::roofline::mean_decode_context(&r).unwrap_or(1000.0);
+    view! {
+        <Findings report=r.clone() agg=agg.clone() server=server.clone() />
+        <crate::components::server_view::ServerView report=r.clone() agg=agg.clone() series=server />
+        <crate::components::charts::ChartGrid specs=chart_specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=Some(score_slo) />
+        <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
+        // Only the (at most four) streams the replay plays are copied.
+        <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() reading=r.experience.reading />
+        <ShareBox report=r.clone() />
+        <crate::components::slo::SloPanel report=r.clone() result=slo.into() />
+        <crate::components::request_table::RequestTable report=r slo=slo />
+    }
+    .into_any()
+}
+
+/// Builds the report of a run, live (`complete` false: headline and groups) or complete.
+pub type ReportBody = fn(Arc<Report>, bool) -> AnyView;
+
+lazy_part! {
+    /// [`report_body`], once its code has loaded. Lazy: the report's views (headline, groups,
+    /// experience figures, findings) load with the first run shown, live or saved.
+    pub(crate) async fn load_report_body() -> ReportBody {
+        report_body as ReportBody
+    }
+}
+
+/// The report of a run (see [`ReportBody`]).
+fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
+    let started = crate::browser::clock::now_ms();
+    // Experience scores wait for the end of the run, like the charts, and then for the
+    // charts: scoring every stream is the slowest part of a large run's statistics, so
+    // the page draws first and the scores follow once it has painted. A shared link
+    // carries its run's scores.
+    let headline = r.shared.as_ref().is_some_and(|s| s.headline.is_some());
+    let defer = complete && !headline;
+    let agg = if complete && !defer {
+        r.aggregates()
+    } else {
+        r.live_aggregates()
+    };
+    let experience = RwSignal::new((!defer).then(|| agg.experience.clone()));
+    if defer {
+        let r = Arc::clone(&r);
+        fill_after_paint(experience, move || r.experience_summary());
+    }
+    view! {
+    <article class="report" data-testid="report">
+        <h2 data-testid="report-title">{r.title.clone()}</h2>
+        <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
+        <p class="muted">{format!("{} · model {} · {} requests · ", r.endpoint.base_url, r.endpoint.model, r.requests.len())}
+            // The clock's resolution and the browser whose clock it is: each engine has its own.
+            <span data-testid="report-clock" title=r.user_agent.clone().unwrap_or_default()>{format!("clock {}{}", r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)), r.user_agent.as_deref().map_or(String::new(), |ua| format!(" in {}", ttft_core::report::browser_name(ua))))}</span>
+        </p>
+        <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
+        {r.client_health.as_ref().map(|h| {
+            let healthy = matches!(h.verdict, ttft_core::client_health::Verdict::Healthy);
+            view! {
+                <div class="client-health" class:warning=!healthy data-testid="client-health" data-healthy=healthy.to_string()>
+                    <span>{format!("Client health: {}", h.headline())}</span>
+                    {(!h.causes.is_empty()).then(|| view! {
+                        <ul>{h.causes.iter().map(|c| view! { <li data-cause=format!("{:?}", c.kind)>{c.sentence.clone()}</li> }).collect_view()}</ul>
+                    })}
+                </div>
+            }
+        })}
+        {r.vantage.as_ref().map(|v| view! {
+            <p class="muted" data-testid="run-vantage">{format!("Measured by {v}, read from timeline files: its times include that client's own delays, as the studio's include the browser's.")}</p>
+        })}
+        {ttft_core::probe::probe_under_load(&r).map(|p| view! {
+            <p class="muted" data-testid="probe-headline">{format!(
+                "A probe under load: the headline, groups and distributions are the probe's {} browser request(s), the user's experience; the {} {} request(s) are the load, drawn against the probe in “The probe under load” (at most {} in flight).",
+                p.probe_count, p.load_count, p.load_client, p.peak_in_flight
+            )}</p>
+        })}
+        {(!r.import_notes.is_empty()).then(|| view! {
+            <ul class="warning" data-testid="import-notes">
+                {r.import_notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
+            </ul>
+        })}
+        {r.shared.as_ref().map(|s| view! {
+            <p class="muted" data-testid="shared-from">{format!(
+                "Opened from a share link ({}): times kept to {} ms, each time within {} ms of the original run's, each gap within {}. Left out: {}.",
+                s.format, s.precision_ms, s.precision_ms / 2.0, s.precision_ms, s.left_out.join("; ")
+            )}</p>
+        })}
+        <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines />
+        {complete.then(|| view! { <crate::components::reader_settings::ReaderSettings config=r.experience carried=headline /> })}
+        <Groups agg=agg.clone() />
+        {r.source_summary.clone().map(|s| view! { <crate::components::source_summary::SourceSummaryTable summary=s /> })}
+        {if complete {
+            view! { <crate::components::Lazily part=complete_parts(r, agg, started) what="the diagnosis, charts and request table" /> }.into_any()
+        } else {
+            // While requests stream, the page stays light (headline and groups
+            // only): rendering must not delay the timestamps of the reads.
+            view! { <p class="muted" data-testid="charts-pending">"Diagnosis, charts, replay, export and the request table appear when the run completes, so rendering never delays a timestamp."</p> }.into_any()
+        }}
+    </article>
+}.into_any()
+}
+
+/// The report of the selected (or live) run; the first-run guide when there is none.
 #[component]
 pub fn ReportView() -> impl IntoView {
     let report = shown_report();
-    move || {
-        match report.get() {
-            None => view! { <crate::components::guide::FirstRun /> }.into_any(),
-            Some((r, complete)) => {
-                let started = crate::browser::clock::now_ms();
-                // Experience scores wait for the end of the run, like the charts, and then for the
-                // charts: scoring every stream is the slowest part of a large run's statistics, so
-                // the page draws first and the scores follow once it has painted. A shared link
-                // carries its run's scores.
-                let headline = r.shared.as_ref().is_some_and(|s| s.headline.is_some());
-                let defer = complete && !headline;
-                let agg = if complete && !defer {
-                    r.aggregates()
-                } else {
-                    r.live_aggregates()
-                };
-                let experience = RwSignal::new((!defer).then(|| agg.experience.clone()));
-                if defer {
-                    let r = Arc::clone(&r);
-                    fill_after_paint(experience, move || r.experience_summary());
-                }
-                // The run held to its SLO, scored as late as the experience (the same streams):
-                // with a reading-QoE objective it scores every stream again, which would hold up
-                // the drawing of a large run. A run of levels has its load charts drawn again
-                // then, marked where the SLO holds.
-                let levels = agg.groups.iter().filter(|g| g.level.is_some()).count();
-                let slo = RwSignal::new(None);
-                let chart_specs = RwSignal::new(Vec::<ttft_charts::ChartSpec>::new());
-                let score_slo = complete.then(|| {
-                    let (r, agg) = (Arc::clone(&r), agg.clone());
-                    Callback::new(move |()| {
-                        let (r, agg) = (Arc::clone(&r), agg.clone());
-                        fill_after_paint(slo, move || {
-                            let scored = ttft_core::slo::evaluate(&r, &r.slo);
-                            if levels >= 2 {
-                                let marked = ttft_charts::load_charts(&r, &agg, &scored);
-                                chart_specs.try_update(|specs| {
-                                    for chart in marked {
-                                        if let Some(old) =
-                                            specs.iter_mut().find(|s| s.id == chart.id)
-                                        {
-                                            *old = chart;
-                                        }
-                                    }
-                                });
-                            }
-                            scored
-                        });
-                    })
-                });
-                // Charts are drawn once the run is complete: drawing never competes with the
-                // timestamps of a live run.
-                // The server's scrapes are read once for the report's charts, diagnosis and
-                // server view (they arrive with the end of the run).
-                let server = complete
-                    .then(|| ServerSeries::of_report(&r))
-                    .flatten()
-                    .map(Arc::new);
-                let charts = complete
-                    .then(|| ttft_charts::report_charts_before_slo(&r, &agg, server.as_deref()));
-                view! {
-                <article class="report" data-testid="report">
-                    <h2 data-testid="report-title">{r.title.clone()}</h2>
-                    <span class="muted" data-testid="run-status">{if complete { "complete" } else { "running" }}</span>
-                    <p class="muted">{format!("{} · model {} · {} requests · ", r.endpoint.base_url, r.endpoint.model, r.requests.len())}
-                        // The clock's resolution and the browser whose clock it is: each engine has its own.
-                        <span data-testid="report-clock" title=r.user_agent.clone().unwrap_or_default()>{format!("clock {}{}", r.clock_resolution_ms.map_or("?".into(), |c| format!("{:.0} µs", c * 1000.0)), r.user_agent.as_deref().map_or(String::new(), |ua| format!(" in {}", ttft_core::report::browser_name(ua))))}</span>
-                    </p>
-                    <p class="muted" data-testid="run-transport">{crate::format::transport_line(&r.transports(), r.stamping.as_deref())}</p>
-                    {r.client_health.as_ref().map(|h| {
-                        let healthy = matches!(h.verdict, ttft_core::client_health::Verdict::Healthy);
-                        view! {
-                            <div class="client-health" class:warning=!healthy data-testid="client-health" data-healthy=healthy.to_string()>
-                                <span>{format!("Client health: {}", h.headline())}</span>
-                                {(!h.causes.is_empty()).then(|| view! {
-                                    <ul>{h.causes.iter().map(|c| view! { <li data-cause=format!("{:?}", c.kind)>{c.sentence.clone()}</li> }).collect_view()}</ul>
-                                })}
-                            </div>
-                        }
-                    })}
-                    {r.vantage.as_ref().map(|v| view! {
-                        <p class="muted" data-testid="run-vantage">{format!("Measured by {v}, read from timeline files: its times include that client's own delays, as the studio's include the browser's.")}</p>
-                    })}
-                    {ttft_core::probe::probe_under_load(&r).map(|p| view! {
-                        <p class="muted" data-testid="probe-headline">{format!(
-                            "A probe under load: the headline, groups and distributions are the probe's {} browser request(s), the user's experience; the {} {} request(s) are the load, drawn against the probe in “The probe under load” (at most {} in flight).",
-                            p.probe_count, p.load_count, p.load_client, p.peak_in_flight
-                        )}</p>
-                    })}
-                    {(!r.import_notes.is_empty()).then(|| view! {
-                        <ul class="warning" data-testid="import-notes">
-                            {r.import_notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
-                        </ul>
-                    })}
-                    {r.shared.as_ref().map(|s| view! {
-                        <p class="muted" data-testid="shared-from">{format!(
-                            "Opened from a share link ({}): times kept to {} ms, each time within {} ms of the original run's, each gap within {}. Left out: {}.",
-                            s.format, s.precision_ms, s.precision_ms / 2.0, s.precision_ms, s.left_out.join("; ")
-                        )}</p>
-                    })}
-                    <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines />
-                    {complete.then(|| view! { <crate::components::reader_settings::ReaderSettings config=r.experience carried=headline /> })}
-                    <Groups agg=agg.clone() />
-                    {r.source_summary.clone().map(|s| view! { <crate::components::source_summary::SourceSummaryTable summary=s /> })}
-                    {match charts {
-                        Some(specs) => {
-                            chart_specs.set(specs);
-                            let stem = r.title.replace([' ', ':', '·', '/'], "_");
-                            let measured = ttft_core::compare::per_token_ms(&agg);
-                            let context = ttft_core::roofline::mean_decode_context(&r).unwrap_or(1000.0);
-                            view! {
-                            <Findings report=r.clone() agg=agg.clone() server=server.clone() />
-                            <crate::components::server_view::ServerView report=r.clone() agg=agg.clone() series=server />
-                            <crate::components::charts::ChartGrid specs=chart_specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=score_slo />
-                            <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
-                            // Only the (at most four) streams the replay plays are copied.
-                            <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() reading=r.experience.reading />
-                            <ShareBox report=r.clone() />
-                            <crate::components::slo::SloPanel report=r.clone() result=slo.into() />
-                            <crate::components::request_table::RequestTable report=r slo=slo />
-                        }.into_any()
-                        }
-                        // While requests stream, the page stays light (headline and groups
-                        // only): rendering must not delay the timestamps of the reads.
-                        None => view! { <p class="muted" data-testid="charts-pending">"Diagnosis, charts, replay, export and the request table appear when the run completes, so rendering never delays a timestamp."</p> }.into_any(),
-                    }}
-                </article>
-            }.into_any()
-            }
+    let body = crate::components::OnDemand::new(load_report_body);
+    move || match (report.get(), body.get()) {
+        (None, _) => view! { <crate::components::guide::FirstRun /> }.into_any(),
+        (Some((r, complete)), Some(Ok(build))) => build(r, complete),
+        (Some(_), Some(Err(e))) => {
+            view! { <p class="error" data-testid="part-error">{e.to_string()}</p> }.into_any()
+        }
+        (Some(_), None) => {
+            view! { <p class="muted" data-testid="part-loading">"Loading the report…"</p> }
+                .into_any()
         }
     }
 }

@@ -102,14 +102,18 @@ fn gzip_len(bytes: &[u8]) -> usize {
     miniz_oxide::deflate::compress_to_vec(bytes, 9).len() + 18
 }
 
-/// Sizes of what `dist/` serves: the wasm, its JS glue and ECharts, raw and gzip; and the
-/// first load: every file the built `index.html` names (the page, its CSS, the glue, the wasm,
-/// and ECharts only if the page loads it up front rather than on demand).
+/// Sizes of what `dist/` serves: the wasm, its JS glue and ECharts, raw and gzip; the first
+/// load: every file the built `index.html` names and every module those scripts import
+/// statically (the page, its CSS, the glue and the lazy parts' loader, the main wasm; ECharts
+/// only if the page loads it up front rather than on demand); and the lazy parts, each with the
+/// files it loads (`wasm-parts.json`, written by `crates/ttft-split`).
 fn bundle(root: &Path) -> Result<Value> {
-    let mut wasm = (0, 0);
-    let mut js = (0, 0);
-    let mut echarts = (0, 0);
-    let page = std::fs::read(root.join("dist/index.html"))?;
+    let dist = root.join("dist");
+    let size = |name: &str| -> (usize, usize) {
+        let bytes = std::fs::read(dist.join(name)).unwrap_or_default();
+        (bytes.len(), gzip_len(&bytes))
+    };
+    let page = std::fs::read(dist.join("index.html"))?;
     // What the page names outside its comments.
     let mut page_text = String::new();
     for (i, part) in String::from_utf8_lossy(&page).split("<!--").enumerate() {
@@ -119,34 +123,102 @@ fn bundle(root: &Path) -> Result<Value> {
             part.split_once("-->").map_or("", |(_, rest)| rest)
         });
     }
-    let mut first_load = gzip_len(&page);
+    let names: Vec<String> = std::fs::read_dir(&dist)?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     let mut first_load_files = vec!["index.html".to_owned()];
-    for e in std::fs::read_dir(root.join("dist"))? {
-        let path = e?.path();
-        let name = path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        let bytes = std::fs::read(&path).unwrap_or_default();
-        let sizes = (bytes.len(), gzip_len(&bytes));
-        if path.is_file() && name != "index.html" && page_text.contains(&name) {
-            first_load += sizes.1;
-            first_load_files.push(name.clone());
+    first_load_files.extend(
+        names
+            .iter()
+            .filter(|n| *n != "index.html" && page_text.contains(n.as_str()))
+            .cloned(),
+    );
+    // The scripts' static imports, transitively (the glue imports the lazy parts' loader).
+    let mut i = 0;
+    while i < first_load_files.len() {
+        if first_load_files[i].ends_with(".js") {
+            let text = std::fs::read_to_string(dist.join(&first_load_files[i])).unwrap_or_default();
+            for imported in static_imports(&text) {
+                if names.contains(&imported) && !first_load_files.contains(&imported) {
+                    first_load_files.push(imported);
+                }
+            }
         }
-        if name.ends_with(".wasm") {
-            wasm = sizes;
-        } else if name.starts_with("echarts") && name.ends_with(".js") {
-            echarts = sizes;
-        } else if name.ends_with(".js") {
-            js = sizes;
-        }
+        i += 1;
     }
+    let first_load: usize = first_load_files.iter().map(|n| size(n).1).sum();
+    let pick = |f: &dyn Fn(&str) -> bool| -> (usize, usize) {
+        names
+            .iter()
+            .filter(|n| f(n))
+            .map(|n| size(n))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    };
+    let wasm = pick(&|n| n.starts_with("ttft-studio") && n.ends_with("_bg.wasm"));
+    let js = pick(&|n| {
+        (n.starts_with("ttft-studio") || n.starts_with("__wasm_split")) && n.ends_with(".js")
+    });
+    let echarts = pick(&|n| n.starts_with("echarts") && n.ends_with(".js"));
+    let lazy =
+        pick(&|n| n.ends_with(".wasm") && (n.starts_with("split_") || n.starts_with("chunk_")));
+    let lazy_files = names
+        .iter()
+        .filter(|n| n.ends_with(".wasm") && (n.starts_with("split_") || n.starts_with("chunk_")))
+        .count();
+    let manifest: serde_json::Map<String, Value> = std::fs::read(dist.join("wasm-parts.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let parts: Vec<Value> = manifest
+        .iter()
+        .map(|(part, files)| {
+            let files: Vec<&str> = files
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let (raw, gzip) = files
+                .iter()
+                .map(|f| size(f))
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            json!({ "part": part, "files": files.len(), "raw": raw, "gzip": gzip })
+        })
+        .collect();
     Ok(json!({
         "wasm_raw": wasm.0, "wasm_gzip": wasm.1, "js_raw": js.0, "js_gzip": js.1,
         "app_gzip_total": wasm.1 + js.1, "echarts_raw": echarts.0, "echarts_gzip": echarts.1,
         "first_load_gzip": first_load, "first_load_files": first_load_files,
+        "lazy_raw": lazy.0, "lazy_gzip": lazy.1, "lazy_files": lazy_files, "lazy_parts": parts,
     }))
+}
+
+/// The relative modules a script imports statically (`import … from "./x.js"`, `import "./x.js"`),
+/// as file names in the same directory.
+fn static_imports(js: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in js.match_indices("import") {
+        let rest = &js[i + "import".len()..];
+        // Up to the end of the statement: `… from "x"` or `"x"` right away.
+        let statement = rest.split(';').next().unwrap_or("");
+        let spec = statement
+            .rsplit_once("from")
+            .map_or(statement, |(_, s)| s)
+            .trim_start();
+        let Some(quote) = spec.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        let Some(path) = spec[1..].split(quote).next() else {
+            continue;
+        };
+        if let Some(name) = path.strip_prefix("./").or_else(|| path.strip_prefix('/'))
+            && !name.contains('/')
+            && !out.iter().any(|o| o == name)
+        {
+            out.push(name.to_owned());
+        }
+    }
+    out
 }
 
 async fn load_times(driver: &Driver, studio: &Studio, runs: usize) -> Result<Value> {
@@ -668,4 +740,22 @@ async fn main() -> Result<()> {
     let _ = std::fs::remove_dir_all(&work);
     eprintln!("wrote BENCHMARKS.md and bench/results.json");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::static_imports;
+
+    #[test]
+    fn a_script_s_static_imports_are_its_first_load_too() {
+        let glue = r#"import * as import1 from "./__wasm_split-ab.js"
+import * as import2 from "./__wasm_split-ab.js";
+import { x } from '/other.js'; import "./side.js";
+const later = () => import("./lazy.js"); // not static
+let important = 1; export function importer() {}"#;
+        assert_eq!(
+            static_imports(glue),
+            ["__wasm_split-ab.js", "other.js", "side.js"]
+        );
+    }
 }

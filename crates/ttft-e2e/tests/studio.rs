@@ -1014,7 +1014,7 @@ async fn charts_draw_export_png_and_roofline_compares() -> anyhow::Result<()> {
         .expect("href");
     let b64 = href
         .strip_prefix("data:image/png;base64,")
-        .expect("a PNG data URL");
+        .unwrap_or_else(|| panic!("a PNG data URL, not {:?}", &href[..href.len().min(80)]));
     let png = base64::engine::general_purpose::STANDARD.decode(b64)?;
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(
@@ -1189,18 +1189,8 @@ async fn a_run_round_trips_through_timeline_files() -> anyhow::Result<()> {
 async fn vllm_bench_results_import_and_bad_files_are_refused() -> anyhow::Result<()> {
     let session = open_studio().await?;
     let c = &session.client;
-    let dir = std::env::temp_dir().join(format!("ttft-import-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let n = 8;
-    let vllm = serde_json::json!({
-        "date": "20261130-101500", "backend": "openai-chat", "model_id": "llama-3-8b",
-        "max_concurrency": 4, "input_lens": vec![512; n], "output_lens": vec![33; n],
-        "ttfts": (0..n).map(|i| 0.2 + 0.01 * i as f64).collect::<Vec<_>>(),
-        "itls": vec![vec![0.025; 32]; n], "errors": vec![""; n],
-        "generated_texts": vec!["The capital of France is Paris."; n]
-    });
-    let good = dir.join("vllm.json");
-    std::fs::write(&good, vllm.to_string())?;
+    let good = vllm_result_file(8, "import")?;
+    let dir = good.parent().expect("a file in a folder").to_path_buf();
     let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
     input.send_keys(good.to_str().unwrap()).await?;
     wait_text(c, "report-title", 10, |t| {
@@ -1494,4 +1484,148 @@ fn size_as_listed(bytes: u64) -> String {
     } else {
         format!("{bytes} B")
     }
+}
+
+/// The files of the lazy part `part` (`dist/wasm-parts.json`: its own module and the chunks it
+/// shares), from the build `dist`.
+fn lazy_part_files(dist: &std::path::Path, part: &str) -> anyhow::Result<Vec<String>> {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dist.join("wasm-parts.json"))?)?;
+    let files = manifest[part]
+        .as_array()
+        .ok_or_else(|| anyhow::anyhow!("wasm-parts.json has no part {part}: {manifest}"))?;
+    Ok(files
+        .iter()
+        .filter_map(|f| f.as_str().map(str::to_owned))
+        .collect())
+}
+
+/// The wasm files the page has fetched so far (their names, from Resource Timing).
+async fn fetched_wasm(c: &fantoccini::Client) -> anyhow::Result<Vec<String>> {
+    let names = c
+        .execute(
+            "return performance.getEntriesByType('resource').map(e => e.name.split('/').pop()).filter(n => n.endsWith('.wasm'))",
+            vec![],
+        )
+        .await?;
+    Ok(serde_json::from_value(names)?)
+}
+
+/// A vLLM bench result of `n` requests, written to a file of its own; its path.
+fn vllm_result_file(n: usize, tag: &str) -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("ttft-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let vllm = serde_json::json!({
+        "date": "20261130-101500", "backend": "openai-chat", "model_id": "llama-3-8b",
+        "max_concurrency": 4, "input_lens": vec![512; n], "output_lens": vec![33; n],
+        "ttfts": (0..n).map(|i| 0.2 + 0.01 * i as f64).collect::<Vec<_>>(),
+        "itls": vec![vec![0.025; 32]; n], "errors": vec![""; n],
+        "generated_texts": vec!["The capital of France is Paris."; n]
+    });
+    let path = dir.join("vllm.json");
+    std::fs::write(&path, vllm.to_string())?;
+    Ok(path)
+}
+
+/// The first load carries the studio's shell only: the importers, the share codec, compare and
+/// the locustfile writer are modules of their own, fetched when first used; the parts a first
+/// run needs are fetched once the page is idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn lazy_parts_load_when_first_used() -> anyhow::Result<()> {
+    let dist = root().join("dist");
+    let imports = lazy_part_files(&dist, "read_imports")?;
+    let run = lazy_part_files(&dist, "run_scenario_part")?;
+    let session = open_studio().await?;
+    let c = &session.client;
+    // The run's part arrives when the page is idle, before anyone clicks Start.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let mut fetched = fetched_wasm(c).await?;
+    while !run.iter().all(|f| fetched.contains(f)) {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the run's part was not preloaded: {run:?} against {fetched:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        fetched = fetched_wasm(c).await?;
+    }
+    let own = |part: &str| format!("split_{part}-");
+    for part in ["read_imports", "decode_link", "locustfile", "comparison_of"] {
+        assert!(
+            !fetched.iter().any(|f| f.starts_with(&own(part))),
+            "{part} was fetched before it was used: {fetched:?}"
+        );
+    }
+    let main_wasm = fetched.iter().filter(|f| f.ends_with("_bg.wasm")).count();
+    assert_eq!(main_wasm, 1, "one main module: {fetched:?}");
+    // Importing a file fetches the importers, and the import works.
+    let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+    input
+        .send_keys(vllm_result_file(8, "lazy")?.to_str().unwrap())
+        .await?;
+    wait_text(c, "report-title", 15, |t| {
+        t.contains("vLLM bench · llama-3-8b")
+    })
+    .await?;
+    let fetched = fetched_wasm(c).await?;
+    assert!(
+        imports.iter().all(|f| fetched.contains(f)),
+        "the import fetched {imports:?}: {fetched:?}"
+    );
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// A lazy part that cannot be fetched (a build replaced under an open page, a broken
+/// connection) says so where it was asked for, and the rest of the studio goes on: here the
+/// importers are missing, and a run still runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn a_part_that_cannot_be_fetched_is_explained_and_the_studio_goes_on() -> anyhow::Result<()> {
+    let dist = root().join("dist");
+    let broken = std::env::temp_dir().join(format!("ttft-broken-dist-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&broken);
+    copy_dir(&dist, &broken)?;
+    let own = lazy_part_files(&dist, "read_imports")?
+        .into_iter()
+        .find(|f| f.starts_with("split_read_imports-"))
+        .ok_or_else(|| anyhow::anyhow!("read_imports has no module of its own"))?;
+    std::fs::remove_file(broken.join(&own))?;
+    let studio = start_studio_serving(broken.clone()).await?;
+    let driver = start_driver().await?;
+    let c = browser(&driver).await?;
+    c.goto(&studio.url).await?;
+    wait_text(&c, "clock-status", 30, |t| t.contains("µs")).await?;
+    let input = c.find(Locator::Css("[data-testid=import-file]")).await?;
+    input
+        .send_keys(vllm_result_file(4, "broken")?.to_str().unwrap())
+        .await?;
+    let notice = wait_text(&c, "notice", 15, |t| t.contains("could not be loaded")).await?;
+    assert!(notice.contains("reload"), "says what to do: {notice}");
+    // The studio still measures.
+    set_field(&c, "model", "sim-fast").await?;
+    set_field(&c, "requests", "2").await?;
+    set_field(&c, "concurrency", "1").await?;
+    set_field(&c, "max-tokens", "8").await?;
+    click(&c, "start-run").await?;
+    wait_run_complete(&c, 60).await?;
+    wait_text(&c, "ttft-p50", 10, |t| t.ends_with("ms")).await?;
+    c.close().await?;
+    let _ = std::fs::remove_dir_all(&broken);
+    Ok(())
+}
+
+/// Copies the directory `from` to `to`, recursively.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let dest = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &dest)?;
+        } else {
+            std::fs::copy(entry.path(), dest)?;
+        }
+    }
+    Ok(())
 }

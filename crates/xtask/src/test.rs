@@ -50,6 +50,9 @@ pub(crate) fn test() -> Result<()> {
             "--target",
             WASM,
             "--all-targets",
+            // As it ships: with its lazy points (the tests build it without them).
+            "--features",
+            "split",
             "--",
             "-D",
             "warnings",
