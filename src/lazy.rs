@@ -22,7 +22,7 @@ impl From<leptos::wasm_split::SplitLoaderError> for PartError {
 }
 
 /// Fetches the parts a first run needs (its machinery, the report's views, a complete run's
-/// parts) once the page is idle, so the first run rarely waits for them. A failure here is left
+/// parts, the writer that saves it) once the page is idle, so the first run rarely waits for them. A failure here is left
 /// to the call that needs the part, which says so.
 pub fn preload_when_idle() {
     #[cfg(feature = "split")]
@@ -31,6 +31,7 @@ pub fn preload_when_idle() {
             let _ = crate::actions::__wasm_split_preload_run_scenario_part().await;
             let _ = crate::components::report_view::__wasm_split_preload_load_report_body().await;
             let _ = crate::components::report_view::__wasm_split_preload_complete_parts().await;
+            let _ = crate::browser::storage::__wasm_split_preload_write_report().await;
         });
     });
 }

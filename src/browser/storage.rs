@@ -462,7 +462,7 @@ pub async fn encode_report(report: Arc<Report>) -> Result<Vec<u8>, StorageError>
 }
 
 lazy_part! {
-    async fn write_report(report: Arc<Report>) -> Result<Vec<u8>, StorageError> {
+    pub(crate) async fn write_report(report: Arc<Report>) -> Result<Vec<u8>, StorageError> {
         report_json(&report)
     }
 }

@@ -212,7 +212,7 @@ pub fn markdown(r: &Value) -> String {
         ));
     }
     if let Some(parts) = b["lazy_parts"].as_array().filter(|p| !p.is_empty()) {
-        s.push_str("The lazy parts (`#[lazy]` points split out by `crates/ttft-split`): what each fetches the first time it is used, its own module and the chunks it shares with others (`dist/wasm-parts.json`). The parts a first run needs (the run, the report, a complete run's parts) are fetched when the page is first idle.\n\n| Part | Files | Raw | gzip -9 |\n|---|---|---|---|\n");
+        s.push_str("The lazy parts (`#[lazy]` points split out by `crates/ttft-split`): what each fetches the first time it is used, its own module and the chunks it shares with others (`dist/wasm-parts.json`). The parts a first run needs (the run, the report, a complete run's parts, the writer that saves it) are fetched when the page is first idle.\n\n| Part | Files | Raw | gzip -9 |\n|---|---|---|---|\n");
         for p in parts {
             s.push_str(&format!(
                 "| `{}` | {} | {} | {} |\n",

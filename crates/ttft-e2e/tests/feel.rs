@@ -82,6 +82,11 @@ async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
 
     // Blind review: the two streams unnamed, a vote, then the reveal.
     click(c, "blind-review").await?;
+    // Its code loads on first use (a lazy part): the panes come once it has.
+    c.wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css(".blind-pane"))
+        .await?;
     let panes = c.find_all(Locator::Css(".blind-pane")).await?;
     ensure!(panes.len() == 2, "two panes: {}", panes.len());
     for p in &panes {
@@ -138,6 +143,8 @@ async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
     // The opened run holds the vote, against the run it was cast against: saved from the link,
     // it is in this browser's storage with it.
     click(&fresh, "save-run").await?;
+    // Written once the report's writer has loaded (a lazy part: the first save fetches it).
+    newest_run_saved(&fresh, 15).await?;
     let opened = saved_runs(&fresh).await?;
     ensure!(opened.len() == 1, "{} runs saved", opened.len());
     let votes = &opened[0].votes;
