@@ -896,6 +896,10 @@ pub async fn run_scenario(
     ep: EndpointConfig,
     sc: ttft_core::scenario::ScenarioConfig,
 ) -> Option<(RunId, bool)> {
+    if let Err(e) = crate::lazy::load_run_parts().await {
+        notify(studio, format!("no run started: {e}"));
+        return None;
+    }
     match run_scenario_part(studio, ep, sc).await {
         Ok(outcome) => outcome,
         Err(e) => {

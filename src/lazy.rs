@@ -1,8 +1,8 @@
 //! Lazy points: code the first load does not carry. In the release build (feature `split`,
-//! which index.html turns on) each function declared with [`lazy_part!`] is a split point:
+//! which index.html turns on) each function declared with `lazy_part!` is a split point:
 //! `crates/ttft-split` moves it, and whatever only it uses, into a wasm module of its own, which
-//! the browser fetches the first time the function is called (or earlier, when the page is idle:
-//! [`preload_parts`]). Without the feature they are ordinary async functions.
+//! the browser fetches the first time the function is called (or earlier: [`load_run_parts`]).
+//! Without the feature they are ordinary async functions.
 //!
 //! A module that cannot be fetched (offline before the studio was kept for offline use, a new
 //! version deployed meanwhile) is a [`PartError`], shown where the part would be; a later call
@@ -21,17 +21,29 @@ impl From<leptos::wasm_split::SplitLoaderError> for PartError {
     }
 }
 
-/// Fetches the parts a first run needs (its machinery, the report's views, a complete run's
-/// parts, the writer that saves it) once the page is idle, so the first run rarely waits for them. A failure here is left
-/// to the call that needs the part, which says so.
-pub fn preload_when_idle() {
+/// Loads every part a run needs, from its first request to its saved report (its machinery,
+/// the report's views, a complete run's parts, the writer that saves it) and ECharts, before
+/// the run sends anything: no fetch of the page's own then competes with the run's requests for
+/// a connection (the reference endpoint shares the page's origin). Once loaded, at once.
+pub async fn load_run_parts() -> Result<(), PartError> {
     #[cfg(feature = "split")]
+    {
+        crate::actions::__wasm_split_preload_run_scenario_part().await?;
+        crate::components::report_view::__wasm_split_preload_load_report_body().await?;
+        crate::components::report_view::__wasm_split_preload_complete_parts().await?;
+        crate::browser::storage::__wasm_split_preload_write_report().await?;
+    }
+    // Without it the charts say so in their place; the run itself does not need it.
+    let _ = crate::browser::echarts::ensure_loaded().await;
+    Ok(())
+}
+
+/// [`load_run_parts`] once the page is idle, so the first run rarely waits for them. A failure
+/// here is left to the run, which says so.
+pub fn preload_when_idle() {
     crate::browser::when_idle(|| {
         leptos::task::spawn_local(async {
-            let _ = crate::actions::__wasm_split_preload_run_scenario_part().await;
-            let _ = crate::components::report_view::__wasm_split_preload_load_report_body().await;
-            let _ = crate::components::report_view::__wasm_split_preload_complete_parts().await;
-            let _ = crate::browser::storage::__wasm_split_preload_write_report().await;
+            let _ = load_run_parts().await;
         });
     });
 }

@@ -47,7 +47,7 @@ fn mark_interactive() {
     if let Some(p) = window.and_then(|w| w.performance()) {
         let _ = p.mark("ttft-studio:interactive");
     }
-    browser::echarts::preload_when_idle();
+    // ECharts comes with them.
     lazy::preload_when_idle();
 }
 

@@ -137,12 +137,3 @@ pub async fn ensure_loaded() -> Result<(), ChartError> {
     }
     Ok(())
 }
-
-/// Starts loading ECharts when the page is idle, so the first report's charts rarely wait.
-pub fn preload_when_idle() {
-    super::when_idle(|| {
-        wasm_bindgen_futures::spawn_local(async {
-            let _ = ensure_loaded().await;
-        });
-    });
-}

@@ -27,9 +27,9 @@ pub mod source_summary;
 pub mod status_bar;
 
 /// A part of the page whose code loads when it is first shown: in the release build (feature
-/// `split`) the functions that build it are `#[lazy]`, a wasm module of their own that is
-/// fetched then (or sooner, see [`crate::browser::lazy_parts`]), so the first load does not
-/// carry them. Until it has loaded, one muted line says what is coming.
+/// `split`) the functions that build it are lazy parts ([`crate::lazy`]), a wasm module of
+/// their own that is fetched then (or sooner, see [`crate::lazy::load_run_parts`]), so the
+/// first load does not carry them. Until it has loaded, one muted line says what is coming.
 #[component]
 pub fn Lazily<F>(
     /// Builds the part; awaiting it loads its code.
@@ -52,7 +52,7 @@ where
     }
 }
 
-/// Code that loads on first use (a `#[lazy]` loader, see [`Lazily`]), held once it has loaded:
+/// Code that loads on first use (a lazy part's loader, see [`Lazily`]), held once it has loaded:
 /// [`OnDemand::get`] starts the load the first time it is asked and gives `None` until the code
 /// is there; readers re-run then. Unlike [`Lazily`], a view that re-renders often (a live run's
 /// report, four times a second) never shows a placeholder again once the code has loaded.

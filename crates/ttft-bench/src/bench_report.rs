@@ -212,7 +212,7 @@ pub fn markdown(r: &Value) -> String {
         ));
     }
     if let Some(parts) = b["lazy_parts"].as_array().filter(|p| !p.is_empty()) {
-        s.push_str("The lazy parts (`#[lazy]` points split out by `crates/ttft-split`): what each fetches the first time it is used, its own module and the chunks it shares with others (`dist/wasm-parts.json`). The parts a first run needs (the run, the report, a complete run's parts, the writer that saves it) are fetched when the page is first idle.\n\n| Part | Files | Raw | gzip -9 |\n|---|---|---|---|\n");
+        s.push_str("The lazy parts (`lazy_part!` points, `src/lazy.rs`, split out by `crates/ttft-split`): what each fetches the first time it is used, its own module and the chunks it shares with others (`dist/wasm-parts.json`). The parts a first run needs (the run, the report, a complete run's parts, the writer that saves it) are fetched when the page is first idle.\n\n| Part | Files | Raw | gzip -9 |\n|---|---|---|---|\n");
         for p in parts {
             s.push_str(&format!(
                 "| `{}` | {} | {} | {} |\n",
@@ -276,13 +276,18 @@ fn share_links_markdown(r: &Value) -> String {
         f(&l["source"]["itl_p50_ms"], 1)
     ));
     s.push_str("| Requests | Link | Whole link (no limit) | Whole r2 link (all DEFLATE) | Gap entropy bound | r1 link | Report JSON | Kept | Encode | Opens, TTFT P50 shown (original) |\n|---|---|---|---|---|---|---|---|---|---|\n");
-    for n in ["100", "1000", "10000"] {
+    for n in ["100", "1000", "1000_real", "10000"] {
         let x = &l[n];
         if x.is_null() {
             continue;
         }
+        let label = match n {
+            "1000_real" => format!("1000, a real run ({} streams)", x["streams"]),
+            "100" => "100, a real run (8 streams)".to_owned(),
+            _ => format!("{n}, resampled"),
+        };
         s.push_str(&format!(
-            "| {n} | {} chars | {} chars | {} | {} chars | {} chars | {} chars | {} requests, gaps of {}, {} replays, {} ms steps | {} ms | {} in {} ms ({} ms) |\n",
+            "| {label} | {} chars | {} chars | {} | {} chars | {} chars | {} chars | {} requests, gaps of {}, {} replays, {} ms steps | {} ms | {} in {} ms ({} ms) |\n",
             x["link_chars"],
             x["whole_link_chars"],
             x["whole_r2_link_chars"]

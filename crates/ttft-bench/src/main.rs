@@ -352,7 +352,6 @@ fn gap_entropy_chars(report: &Report) -> f64 {
 /// the studio), and 1,000 and 10,000 requests resampled from it; each link is decoded natively
 /// (headline within its precision), then opened in a fresh page of the browser.
 async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
-    use ttft_core::share::{ShareOptions, compact_for_share, decode, encode, encode_r1, encode_r2};
     eprintln!("share links: a 100-request run…");
     let real = ui_run(c, studio, &Setup::plain(""), "sim-bench", 100, 8, 100).await?;
     // The run behind every link figure, kept for working on the codec
@@ -374,82 +373,117 @@ async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
         } else {
             synthetic::resampled_report(&real, n, 11)
         };
-        let started = Instant::now();
-        let link = encode(&report, &ShareOptions::default());
-        let encode_ms = started.elapsed().as_secs_f64() * 1e3;
-        let whole = encode(
-            &report,
-            &ShareOptions {
-                max_chars: None,
-                ..ShareOptions::default()
-            },
-        );
-        let whole_r2 = encode_r2(
-            &report,
-            &ShareOptions {
-                max_chars: None,
-                ..ShareOptions::default()
-            },
-        );
-        let r1 = encode_r1(&compact_for_share(&report, 5));
-        let back = decode(&link.text)?;
-        let (a, b) = (back.aggregates(), report.aggregates());
-        let p50 = |s: Option<Summary>| s.map(|s| s.p50);
-        // What the link promises: each time within half its step, each gap within its step.
-        let within = |x: Option<f64>, y: Option<f64>, limit: f64| match (x, y) {
-            (Some(x), Some(y)) => (x - y).abs() <= limit + 1e-9,
-            (x, y) => x.is_none() && y.is_none(),
-        };
-        let step = link.precision_ms;
-        anyhow::ensure!(
-            within(p50(a.ttft), p50(b.ttft), step / 2.0) && within(p50(a.itl), p50(b.itl), step),
-            "the {n}-request link's headline moved beyond its precision ({step} ms): TTFT P50 {:?} against {:?}, ITL P50 {:?} against {:?}",
-            p50(a.ttft),
-            p50(b.ttft),
-            p50(a.itl),
-            p50(b.itl)
-        );
-        fresh_page(c, studio, "").await?;
-        let url = format!("{}/#share={}", studio.url, link.text);
-        c.goto(&url).await?;
-        let started = Instant::now();
-        let shown = wait_text(c, "ttft-p50", 60, |t| {
-            t.ends_with("ms") || t.ends_with(" s")
-        })
-        .await?;
-        let open_ms = started.elapsed().as_secs_f64() * 1e3;
-        out.insert(
-            n.to_string(),
-            json!({
-                "link_chars": link.text.len(),
-                "whole_link_chars": whole.text.len(),
-                "whole_r2_link_chars": whole_r2.text.len(),
-                "gap_entropy_chars": gap_entropy_chars(&report).round(),
-                // (Of the real run only: its link is the one the estimates start from.)
-                "replay_chars": (n == 100).then(|| real_replay_chars.round()),
-                "r1_link_chars": r1.len(),
-                "report_json_chars": serde_json::to_string(&report)?.len(),
-                "precision_ms": link.precision_ms,
-                "replays": link.replays,
-                "requests_kept": link.requests_kept,
-                "gaps_kept_for": link.gaps_kept_for,
-                "left_out": link.left_out,
-                "encode_ms": encode_ms,
-                "opens": true,
-                "open_ms": open_ms,
-                "ttft_p50_shown": shown,
-                "ttft_p50_ms": p50(b.ttft),
-                "itl_p50_ms": p50(b.itl),
-                "itl_p50_reopened_ms": p50(a.itl),
-            }),
-        );
+        let replays = (n == 100).then_some(real_replay_chars);
+        out.insert(n.to_string(), link_row(c, studio, &report, replays).await?);
     }
+    // A real run of 1,000 requests too: its streams share the server's steps, as every
+    // concurrent run's do, which the resampled one (each request's gaps drawn on their own)
+    // cannot show.
+    eprintln!("share links: a real 1000-request run ({REAL_LINK_STREAMS} streams)…");
+    let real_1000 = ui_run(
+        c,
+        studio,
+        &Setup::plain(""),
+        "sim-bench",
+        1000,
+        REAL_LINK_STREAMS,
+        100,
+    )
+    .await?;
+    eprintln!("{}", link_breakdown(&real_1000).0);
+    let mut row = link_row(c, studio, &real_1000, None).await?;
+    row["streams"] = json!(REAL_LINK_STREAMS);
+    row["itl_p50_ms_of_run"] = json!(real_1000.aggregates().itl.map(|s| s.p50));
+    out.insert("1000_real".into(), row);
     out.insert(
         "source".into(),
         json!({ "title": real.title, "requests": real.requests.len(),
                 "itl_p50_ms": real.aggregates().itl.map(|s| s.p50) }),
     );
     Ok(Value::Object(out))
+}
+
+/// Streams of the real 1,000-request run behind the share-link figures (over the reference
+/// endpoint's HTTP/1.1 origins).
+const REAL_LINK_STREAMS: usize = 32;
+
+/// One row of the share-link figures: `report`'s default link, decoded (its headline within
+/// its precision) and opened in a fresh page, beside the whole link, r2 and r1, the gaps'
+/// entropy bound and the report's JSON; `replay_chars`, the replays' share, where known.
+async fn link_row(
+    c: &Client,
+    studio: &Studio,
+    report: &Report,
+    replay_chars: Option<f64>,
+) -> Result<Value> {
+    use ttft_core::share::{ShareOptions, compact_for_share, decode, encode, encode_r1, encode_r2};
+    let n = report.requests.len();
+    let started = Instant::now();
+    let link = encode(report, &ShareOptions::default());
+    let encode_ms = started.elapsed().as_secs_f64() * 1e3;
+    let whole = encode(
+        report,
+        &ShareOptions {
+            max_chars: None,
+            ..ShareOptions::default()
+        },
+    );
+    let whole_r2 = encode_r2(
+        report,
+        &ShareOptions {
+            max_chars: None,
+            ..ShareOptions::default()
+        },
+    );
+    let r1 = encode_r1(&compact_for_share(report, 5));
+    let back = decode(&link.text)?;
+    let (a, b) = (back.aggregates(), report.aggregates());
+    let p50 = |s: Option<Summary>| s.map(|s| s.p50);
+    // What the link promises: each time within half its step, each gap within its step.
+    let within = |x: Option<f64>, y: Option<f64>, limit: f64| match (x, y) {
+        (Some(x), Some(y)) => (x - y).abs() <= limit + 1e-9,
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    let step = link.precision_ms;
+    anyhow::ensure!(
+        within(p50(a.ttft), p50(b.ttft), step / 2.0) && within(p50(a.itl), p50(b.itl), step),
+        "the {n}-request link's headline moved beyond its precision ({step} ms): TTFT P50 {:?} against {:?}, ITL P50 {:?} against {:?}",
+        p50(a.ttft),
+        p50(b.ttft),
+        p50(a.itl),
+        p50(b.itl)
+    );
+    fresh_page(c, studio, "").await?;
+    let url = format!("{}/#share={}", studio.url, link.text);
+    c.goto(&url).await?;
+    let started = Instant::now();
+    let shown = wait_text(c, "ttft-p50", 60, |t| {
+        t.ends_with("ms") || t.ends_with(" s")
+    })
+    .await?;
+    let open_ms = started.elapsed().as_secs_f64() * 1e3;
+    Ok(json!({
+            "link_chars": link.text.len(),
+            "whole_link_chars": whole.text.len(),
+            "whole_r2_link_chars": whole_r2.text.len(),
+            "gap_entropy_chars": gap_entropy_chars(&report).round(),
+        // (Of the real run only: its link is the one the estimates start from.)
+        "replay_chars": replay_chars.map(f64::round),
+            "r1_link_chars": r1.len(),
+            "report_json_chars": serde_json::to_string(report)?.len(),
+            "precision_ms": link.precision_ms,
+            "replays": link.replays,
+            "requests_kept": link.requests_kept,
+            "gaps_kept_for": link.gaps_kept_for,
+            "left_out": link.left_out,
+            "encode_ms": encode_ms,
+            "opens": true,
+            "open_ms": open_ms,
+            "ttft_p50_shown": shown,
+            "ttft_p50_ms": p50(b.ttft),
+            "itl_p50_ms": p50(b.itl),
+            "itl_p50_reopened_ms": p50(a.itl),
+    }))
 }
 
 /// Where the bytes of a report's link go, part by part: as a table, and the parts.

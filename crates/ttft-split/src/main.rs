@@ -6,9 +6,9 @@
 //! builds, on the files Trunk has staged:
 //!
 //! 1. `wasm_split_cli_support` reads the module rustc linked (with `--emit-relocs`, see
-//!    `.cargo/config.toml`) and the points `#[lazy]` marked (the app's `split` feature), and
-//!    writes a main module, one module per lazy point plus chunks they share, and the small
-//!    JavaScript loader the main module imports them through;
+//!    `.cargo/config.toml`) and the split points `lazy_part!` marks (`src/lazy.rs`, with the
+//!    app's `split` feature), and writes a main module, one module per lazy point plus chunks
+//!    they share, and the small JavaScript loader the main module imports them through;
 //! 2. `wasm-bindgen` binds the main module under Trunk's own (hashed) file names, replacing
 //!    the unsplit files Trunk staged (keeping the names `index.html` already points to);
 //! 3. `wasm-opt -Oz` shrinks every module (Trunk's own pass is off: `data-wasm-opt="0"`);
