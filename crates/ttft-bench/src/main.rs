@@ -466,7 +466,7 @@ async fn link_row(
             "link_chars": link.text.len(),
             "whole_link_chars": whole.text.len(),
             "whole_r2_link_chars": whole_r2.text.len(),
-            "gap_entropy_chars": gap_entropy_chars(&report).round(),
+            "gap_entropy_chars": gap_entropy_chars(report).round(),
         // (Of the real run only: its link is the one the estimates start from.)
         "replay_chars": replay_chars.map(f64::round),
             "r1_link_chars": r1.len(),
