@@ -132,6 +132,12 @@ pub async fn open_storage(studio: Studio) {
                     show_run(studio, id);
                 }
             }
+            // The reader's code could not be fetched: the runs are intact, none is damaged;
+            // said once, and the rest are not tried (a reload tries again).
+            Err(e @ storage::StorageError::Code(_)) => {
+                notify(studio, e.to_string());
+                break;
+            }
             Err(e) => {
                 notify(studio, e.to_string());
                 state
@@ -528,7 +534,10 @@ pub fn import_files(studio: Studio, files: web_sys::FileList) {
         );
         let (read, merged) = match read_imports(results, timelines).await {
             Ok(read) => read,
-            Err(e) => return notify(studio, format!("nothing imported: {e}")),
+            Err(e) => {
+                notes.insert(0, format!("nothing imported: {e}"));
+                return notify(studio, notes.join("; "));
+            }
         };
         let n = read.reports.len();
         if n > 0 {
@@ -898,6 +907,10 @@ pub async fn run_scenario(
 ) -> Option<(RunId, bool)> {
     if let Err(e) = crate::lazy::load_run_parts().await {
         notify(studio, format!("no run started: {e}"));
+        return None;
+    }
+    // Another start may have won while the parts loaded (the first one waits for them).
+    if is_running(studio) {
         return None;
     }
     match run_scenario_part(studio, ep, sc).await {

@@ -22,9 +22,9 @@ impl From<leptos::wasm_split::SplitLoaderError> for PartError {
 }
 
 /// Loads every part a run needs, from its first request to its saved report (its machinery,
-/// the report's views, a complete run's parts, the writer that saves it) and ECharts, before
-/// the run sends anything: no fetch of the page's own then competes with the run's requests for
-/// a connection (the reference endpoint shares the page's origin). Once loaded, at once.
+/// the report's views, a complete run's parts, the writer that saves it), before the run sends
+/// anything: no part's fetch then competes with the run's requests for a connection (the
+/// reference endpoint shares the page's origin). Once loaded, at once.
 pub async fn load_run_parts() -> Result<(), PartError> {
     #[cfg(feature = "split")]
     {
@@ -33,17 +33,17 @@ pub async fn load_run_parts() -> Result<(), PartError> {
         crate::components::report_view::__wasm_split_preload_complete_parts().await?;
         crate::browser::storage::__wasm_split_preload_write_report().await?;
     }
-    // Without it the charts say so in their place; the run itself does not need it.
-    let _ = crate::browser::echarts::ensure_loaded().await;
     Ok(())
 }
 
-/// [`load_run_parts`] once the page is idle, so the first run rarely waits for them. A failure
-/// here is left to the run, which says so.
+/// [`load_run_parts`], then ECharts, once the page is idle: the first run rarely waits for its
+/// parts, and its charts rarely for ECharts. A failure here is left to the call that needs the
+/// part, which says so.
 pub fn preload_when_idle() {
     crate::browser::when_idle(|| {
         leptos::task::spawn_local(async {
             let _ = load_run_parts().await;
+            let _ = crate::browser::echarts::ensure_loaded().await;
         });
     });
 }

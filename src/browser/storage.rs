@@ -106,6 +106,10 @@ pub enum StorageError {
         "runs saved by the previous version could not be moved into IndexedDB ({0}); they stay in localStorage untouched and the move is tried again at the next start"
     )]
     Migration(String),
+    /// The studio's code for reading or writing runs could not be fetched (a lazy part): the
+    /// runs themselves are untouched.
+    #[error("saved runs could not be read or written: {0}; your saved runs are untouched")]
+    Code(#[from] crate::lazy::PartError),
     /// Anything else the browser refused.
     #[error(
         "the browser could not {what} ({reason}): try again, or export the run as JSON to keep it"
@@ -453,12 +457,7 @@ fn put_next_id(tx: &IdbTransaction, next_id: u64) -> Result<(), StorageError> {
 
 /// A report as stored: its JSON. Lazy: the report's writer loads with the first run saved.
 pub async fn encode_report(report: Arc<Report>) -> Result<Vec<u8>, StorageError> {
-    write_report(report).await.unwrap_or_else(|e| {
-        Err(StorageError::Failed {
-            what: "write the report",
-            reason: e.to_string(),
-        })
-    })
+    write_report(report).await?
 }
 
 lazy_part! {
@@ -640,11 +639,7 @@ pub async fn load_report(meta: &RunMeta) -> Result<SavedRun, StorageError> {
         _ => return Err(damaged(format!("unknown encoding {encoding:?}"))),
     };
     let mut report = decode_report(json)
-        .await
-        .map_err(|e| StorageError::Failed {
-            what: "read the saved run",
-            reason: e.to_string(),
-        })?
+        .await?
         .map_err(|e| damaged(e.to_string()))?;
     report.title.clone_from(&meta.title);
     Ok(SavedRun {

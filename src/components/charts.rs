@@ -42,12 +42,9 @@ pub fn ChartView(
         // does, hence the `try_` setters: a disposed one must not panic.
         leptos::task::spawn_local(async move {
             // A part that loaded lazily is built before it is in the page: ECharts sizes its
-            // canvas from the card, which is 0 × 0 until then (a frame or two; after a few
-            // seconds it is drawn anyway, and says nothing is wrong).
-            for _ in 0..200 {
-                if el.is_connected() {
-                    break;
-                }
+            // canvas from the card, which is 0 × 0 until then (a frame or two). A card that is
+            // gone first is not drawn.
+            while !el.is_connected() {
                 crate::browser::fetch::sleep_ms(16.0).await;
                 if spec.try_get_untracked().is_none() {
                     return;

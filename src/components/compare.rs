@@ -144,9 +144,18 @@ pub fn CompareView() -> impl IntoView {
     let review = move || {
         let (a, b) = two.get().filter(|_| reviewing.get())?;
         let on_close = Callback::new(move |()| reviewing.set(false));
-        Some(
-            view! { <crate::components::Lazily part=blind_review(a, b, on_close) what="the blind review" /> },
-        )
+        // Its code could not be fetched: said, with the way back to the comparison.
+        let part = async move {
+            Ok(blind_review(a, b, on_close).await.unwrap_or_else(|e| {
+                view! {
+                    <p class="error" data-testid="part-error">{e.to_string()}" "
+                        <button on:click=move |_| on_close.run(())>"Back to the comparison"</button>
+                    </p>
+                }
+                .into_any()
+            }))
+        };
+        Some(view! { <crate::components::Lazily part=part what="the blind review" /> })
     };
     let comparison = move || {
         // The review hides the figures: they would tell the reviewer which run is faster.

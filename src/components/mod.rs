@@ -52,17 +52,20 @@ where
     }
 }
 
-/// Code that loads on first use (a lazy part's loader, see [`Lazily`]), held once it has loaded:
-/// [`OnDemand::get`] starts the load the first time it is asked and gives `None` until the code
-/// is there; readers re-run then. Unlike [`Lazily`], a view that re-renders often (a live run's
-/// report, four times a second) never shows a placeholder again once the code has loaded.
+/// Code that loads on first use (a lazy part's loader, see [`Lazily`]), held once it has
+/// loaded: [`OnDemand::get`] starts the load the first time it is asked and gives `None` until
+/// the load is over; readers re-run then. A failed load is kept (and shown) until
+/// [`OnDemand::retry`]. Unlike [`Lazily`], a view that re-renders often (a live run's report,
+/// four times a second) never shows a placeholder again once the code has loaded.
 pub struct OnDemand<T: Send + Sync + 'static> {
-    loaded: RwSignal<Option<T>>,
-    load: StoredValue<Option<Loader<T>>, LocalStorage>,
+    loaded: RwSignal<Option<Result<T, crate::lazy::PartError>>>,
+    loading: StoredValue<bool>,
+    load: StoredValue<Loader<T>, LocalStorage>,
 }
 
-/// An [`OnDemand`]'s loader, not run yet.
-type Loader<T> = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = T>>>>;
+/// An [`OnDemand`]'s loader.
+type Loader<T> =
+    std::rc::Rc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<T, crate::lazy::PartError>>>>>;
 
 impl<T: Send + Sync + 'static> Clone for OnDemand<T> {
     fn clone(&self) -> Self {
@@ -76,28 +79,40 @@ impl<T: Clone + Send + Sync + 'static> OnDemand<T> {
     /// Loads with `load` when first asked.
     pub fn new<Fut>(load: fn() -> Fut) -> Self
     where
-        Fut: Future<Output = T> + 'static,
+        Fut: Future<Output = Result<T, crate::lazy::PartError>> + 'static,
     {
-        let load: Loader<T> = Box::new(move || Box::pin(load()));
+        let load: Loader<T> = std::rc::Rc::new(move || Box::pin(load()));
         OnDemand {
             loaded: RwSignal::new(None),
-            load: StoredValue::new_local(Some(load)),
+            loading: StoredValue::new(false),
+            load: StoredValue::new_local(load),
         }
     }
 
-    /// What was loaded; `None` (and the load started, the first time) until it is there.
-    pub fn get(self) -> Option<T> {
+    /// What was loaded, or why it could not be; `None` (and the load started, the first time)
+    /// until the load is over.
+    pub fn get(self) -> Option<Result<T, crate::lazy::PartError>> {
         if let Some(loaded) = self.loaded.get() {
             return Some(loaded);
         }
-        if let Some(load) = self.load.try_update_value(Option::take).flatten() {
-            let loaded = self.loaded;
+        if !self.loading.get_value() {
+            self.loading.set_value(true);
+            let (loaded, loading) = (self.loaded, self.loading);
+            let load = self.load.get_value();
             leptos::task::spawn_local(async move {
                 let value = load().await;
+                loading.try_set_value(false);
                 loaded.try_set(Some(value));
             });
         }
         None
+    }
+
+    /// Forgets a failed load, so that the next [`OnDemand::get`] tries again.
+    pub fn retry(self) {
+        if matches!(self.loaded.get_untracked(), Some(Err(_))) {
+            self.loaded.set(None);
+        }
     }
 }
 

@@ -485,13 +485,17 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
 pub fn ReportView() -> impl IntoView {
     let report = shown_report();
     let body = crate::components::OnDemand::new(load_report_body);
-    move || match (report.get(), body.get()) {
-        (None, _) => view! { <crate::components::guide::FirstRun /> }.into_any(),
-        (Some((r, complete)), Some(Ok(build))) => build(r, complete),
-        (Some(_), Some(Err(e))) => {
-            view! { <p class="error" data-testid="part-error">{e.to_string()}</p> }.into_any()
+    // The report's code is asked for only once there is a report to show.
+    move || match report.get().map(|shown| (shown, body.get())) {
+        None => view! { <crate::components::guide::FirstRun /> }.into_any(),
+        Some(((r, complete), Some(Ok(build)))) => build(r, complete),
+        Some((_, Some(Err(e)))) => view! {
+            <p class="error" data-testid="part-error">{e.to_string()}" "
+                <button on:click=move |_| body.retry()>"Try again"</button>
+            </p>
         }
-        (Some(_), None) => {
+        .into_any(),
+        Some((_, None)) => {
             view! { <p class="muted" data-testid="part-loading">"Loading the report…"</p> }
                 .into_any()
         }

@@ -1601,7 +1601,10 @@ async fn a_part_that_cannot_be_fetched_is_explained_and_the_studio_goes_on() -> 
         .send_keys(vllm_result_file(4, "broken")?.to_str().unwrap())
         .await?;
     let notice = wait_text(&c, "notice", 15, |t| t.contains("could not be loaded")).await?;
-    assert!(notice.contains("reload"), "says what to do: {notice}");
+    assert!(
+        notice.starts_with("nothing imported") && notice.contains("reload"),
+        "says what failed and what to do: {notice}"
+    );
     // The studio still measures.
     set_field(&c, "model", "sim-fast").await?;
     set_field(&c, "requests", "2").await?;
