@@ -424,6 +424,91 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A secret typed in the extra headers box is sent but never kept: after a run (saved to
+/// IndexedDB) and a reload, the value is in no localStorage, sessionStorage or IndexedDB entry
+/// and not back in the box, while the rest of the settings are. With "remember the key and
+/// extra headers on this device" ticked, it is kept, and unticking forgets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn extra_header_values_never_reach_browser_storage() -> anyhow::Result<()> {
+    const SECRET: &str = "hdr-SECRET-777";
+    let session = open_studio().await?;
+    let c = &session.client;
+    clear_saved_runs(c).await?;
+    set_field(c, "model", "sim-openers").await?;
+    set_field(c, "requests", "2").await?;
+    set_field(c, "max-tokens", "8").await?;
+    set_field(c, "extra-headers", &format!("X-Internal-Token: {SECRET}")).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    newest_run_saved(c, 60).await?;
+    let stored = browser_storage_dump(c).await?;
+    assert!(
+        stored.contains("sim-openers"),
+        "the dump reads the settings: {stored}"
+    );
+    assert!(
+        !stored.contains(SECRET),
+        "stored before the reload: {stored}"
+    );
+
+    c.refresh().await?;
+    wait_text(c, "runs-list", 20, |t| !t.is_empty()).await?;
+    let stored = browser_storage_dump(c).await?;
+    assert!(
+        !stored.contains(SECRET),
+        "stored after the reload: {stored}"
+    );
+    let headers = field_value(c, "extra-headers").await?;
+    assert!(
+        !headers.contains(SECRET),
+        "shown again after a reload: {headers}"
+    );
+    assert_eq!(
+        field_value(c, "model").await?,
+        "sim-openers",
+        "other settings kept"
+    );
+
+    // Opted in: kept on this device, and forgotten again when the box is unticked.
+    set_field(c, "extra-headers", &format!("X-Internal-Token: {SECRET}")).await?;
+    click(c, "remember-secrets").await?;
+    c.refresh().await?;
+    let kept = wait_field_value(c, "extra-headers", 10, |v| v.contains(SECRET)).await?;
+    assert!(kept.contains(SECRET), "{kept}");
+    click(c, "remember-secrets").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stored = browser_storage_dump(c).await?;
+    assert!(!stored.contains(SECRET), "kept after unticking: {stored}");
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// An input's current value.
+async fn field_value(c: &fantoccini::Client, testid: &str) -> anyhow::Result<String> {
+    let el = c
+        .find(Locator::Css(&format!("[data-testid={testid}]")))
+        .await?;
+    Ok(el.prop("value").await?.unwrap_or_default())
+}
+
+/// Waits until an input's value satisfies `ok`, returning it.
+async fn wait_field_value(
+    c: &fantoccini::Client,
+    testid: &str,
+    secs: u64,
+    ok: impl Fn(&str) -> bool,
+) -> anyhow::Result<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let v = field_value(c, testid).await.unwrap_or_default();
+        if ok(&v) || std::time::Instant::now() > deadline {
+            return Ok(v);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Errors are shown per request with what to do, and nothing panics.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
