@@ -42,6 +42,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use thiserror::Error;
 
 use crate::report::{Aggregates, Report, ReportFileError};
+use crate::run_stats::RunStats;
 
 /// The prefix of links in the current format.
 pub const PREFIX: &str = "r3.";

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use ttft_core::experience::ExperienceSummary;
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{Aggregates, EndpointInfo, Report, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::share::{self, ShareError, ShareOptions};
 use ttft_core::stats::Summary;
 use ttft_core::timeline::RequestRecorder;

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use fantoccini::Locator;
+use ttft_core::run_stats::RunStats;
 use ttft_core::stats::Summary;
 use ttft_e2e::*;
 
@@ -316,7 +317,7 @@ async fn the_servers_view_beside_the_browsers() -> anyhow::Result<()> {
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn the_servers_work_counters_in_its_view() -> anyhow::Result<()> {
     use anyhow::Context;
-    use ttft_core::server_metrics::{Scrape, ServerSeries};
+    use ttft_core::server_metrics::Scrape;
     let session = open_studio().await?;
     let c = &session.client;
     click(c, "scrape-metrics").await?;
@@ -346,7 +347,8 @@ async fn the_servers_work_counters_in_its_view() -> anyhow::Result<()> {
         Scrape::new(2000.0, &fixture("llamacpp.txt")?),
     ];
     run.metrics_url = Some("http://127.0.0.1:8080/metrics".into());
-    let work = ServerSeries::of_report(&run)
+    let work = run
+        .server_series()
         .and_then(|s| s.work)
         .context("the fixtures' work counters")?;
     let sentence = work.sentence().context("a sentence")?;
@@ -916,7 +918,7 @@ async fn multi_turn_prompt_grows_each_round() -> anyhow::Result<()> {
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn shared_prefix_rounds_show_the_prefix_cache_hit_rate() -> anyhow::Result<()> {
     use anyhow::Context;
-    use ttft_core::server_metrics::{Concept, ServerSeries};
+    use ttft_core::server_metrics::Concept;
     const ROUNDS: usize = 5;
     let session = open_studio().await?;
     let c = &session.client;
@@ -970,7 +972,7 @@ async fn shared_prefix_rounds_show_the_prefix_cache_hit_rate() -> anyhow::Result
     );
     // The server's side: its hit rate as a series, and its counters' growth over the run is
     // what the browser read in usage, token for token.
-    let series = ServerSeries::of_report(&run).context("fewer than two scrapes")?;
+    let series = run.server_series().context("fewer than two scrapes")?;
     let rate = series
         .series(Concept::PrefixCacheHitRate)
         .context("no prefix-cache hit rate among the scraped series")?;

@@ -40,13 +40,12 @@ use super::ShareError;
 use super::bytes::{Column, Cursor};
 use crate::agent_json::JsonProgress;
 use crate::dialect::{Dialect, ServerTimings};
-use crate::experience::{
-    ExperienceConfig, ReadingUnits, record_reading_units, token_times, token_times_from_gaps,
-};
+use crate::experience::{ExperienceConfig, ReadingUnits, token_times_from_gaps};
 use crate::metrics::{
     ChoiceSummary, RequestMetrics, Stall, TokenSource, ToolCallTiming, TtftKind,
     single_choice_rates,
 };
+use crate::record_experience::{record_reading_units, token_times};
 use crate::report::{
     Aggregates, EndpointInfo, REPORT_VERSION, ReplayPiece, Report, RequestRecord, SharedFrom,
 };
