@@ -15,10 +15,12 @@
 //! `cargo xtask setup` installs the tools and the browser; `cargo xtask llama` fetches and
 //! builds llama.cpp and its model and prints their paths; `cargo xtask locust` installs
 //! Locust into `target/locust` and prints its path; `cargo xtask aiperf` installs AIPerf into
-//! `target/peers/aiperf` (the bench's venv) and prints its path; `cargo xtask codemap` checks that
-//! ARCHITECTURE.md's code map names every source file; `cargo xtask cycles [--edges]` checks that
-//! no crate's files import each other around a loop (and the core's layers), `--edges` printing
-//! every file-to-file import first.
+//! `target/peers/aiperf` (the bench's venv) and prints its path.
+//!
+//! `cargo xtask codemap` checks that ARCHITECTURE.md's code map names every crate and folder and
+//! that every path it names exists; `cargo xtask cycles [--edges]` checks that no crate's files
+//! import each other around a loop (and the core's layers), `--edges` printing every
+//! file-to-file import first.
 
 mod bench;
 mod codemap;

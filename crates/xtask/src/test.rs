@@ -78,9 +78,10 @@ pub(crate) fn test() -> Result<()> {
             .env("RUSTDOCFLAGS", "-D warnings");
         c
     });
-    tally.check("code map names every source file", || {
-        codemap::check(&root())
-    });
+    tally.check(
+        "code map names every crate and folder, and its paths exist",
+        || codemap::check(&root()),
+    );
     tally.check("no import cycles between modules of any crate", || {
         cycles::check(&root())
     });
