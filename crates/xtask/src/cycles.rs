@@ -51,8 +51,9 @@ use scan::{Ref, RefKind, Scan};
 ///
 /// Once it is on, a module the table leaves out, one it names twice and a name that is no
 /// module all fail the check, so the table cannot fall behind the code. The crate root
-/// (`lib.rs`) is in no layer: it may re-export from any, and a path through one of its
-/// re-exports (`crate::Report`) resolves to `lib.rs` and is not checked.
+/// (`lib.rs`) is in no layer: it may re-export from any layer, but a layered file may not
+/// import through it (`crate::Report` is `lib.rs` to the check, which cannot see which layer
+/// it re-exports from): it names the module (`crate::report::Report`).
 pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[];
 
 /// The crate [`CORE_LAYERS`] is of: its root file, relative to the workspace root.
@@ -79,6 +80,7 @@ pub(crate) fn command(root: &Path, args: &[String]) -> Result<()> {
 fn check_with(root: &Path, layered: &str, layers: &[(&str, &[&str])], edges: bool) -> Result<()> {
     let roots = crate_roots(root)?;
     let (mut files, mut cycles, mut violations) = (0, 0, 0);
+    let mut layered_seen = false;
     for r in &roots {
         let label = relative(root, r);
         let krate = Crate::load(r).with_context(|| format!("reading the crate of {label}"))?;
@@ -99,6 +101,7 @@ fn check_with(root: &Path, layered: &str, layers: &[(&str, &[&str])], edges: boo
             eprint!("{}", krate.describe_cycle(&label, &scc, &graph));
         }
         if label == layered {
+            layered_seen = true;
             let found = layer_violations(&krate, &graph, layers)
                 .with_context(|| format!("the layer table of {label} (CORE_LAYERS)"))?;
             for &(from, to) in &found {
@@ -113,6 +116,9 @@ fn check_with(root: &Path, layered: &str, layers: &[(&str, &[&str])], edges: boo
             }
             violations += found.len();
         }
+    }
+    if !layers.is_empty() && !layered_seen {
+        bail!("the layers are of {layered}, which is no crate's root file (CORE_ROOT)");
     }
     if cycles == 0 && violations == 0 {
         eprintln!(
@@ -562,11 +568,15 @@ fn layer_of(krate: &Crate, layers: &[(&str, &[&str])], file: usize) -> Option<us
 fn layer_name(krate: &Crate, layers: &[(&str, &[&str])], file: usize) -> String {
     match layer_of(krate, layers, file) {
         Some(k) => format!("layer {}", layers[k].0),
+        None if krate.files[file].module.is_empty() => {
+            "the crate root: name the module instead".to_owned()
+        }
         None => "no layer".to_owned(),
     }
 }
 
-/// The edges from a file to a file of a higher layer. Fails when the table names a module the
+/// The edges from a file to a file of a higher layer, or from a layered file to the crate
+/// root (through which no layer can be seen). Fails when the table names a module the
 /// crate does not have, names one twice or leaves one of its top-level modules out.
 fn layer_violations(
     krate: &Crate,
@@ -598,12 +608,13 @@ fn layer_violations(
     }
     Ok(graph
         .keys()
-        .filter(|&&(from, to)| {
-            matches!(
-                (layer_of(krate, layers, from), layer_of(krate, layers, to)),
-                (Some(a), Some(b)) if a < b
-            )
-        })
+        .filter(
+            |&&(from, to)| match (layer_of(krate, layers, from), layer_of(krate, layers, to)) {
+                (Some(a), Some(b)) => a < b,
+                (Some(_), None) => krate.files[to].module.is_empty(),
+                (None, _) => false,
+            },
+        )
         .copied()
         .collect())
 }
@@ -873,7 +884,7 @@ mod tests {
     const CORE: &[(&str, &str)] = &[
         (
             "lib.rs",
-            "pub mod stats;\npub mod report;\npub mod share;\n",
+            "pub mod stats;\npub mod report;\npub mod share;\npub use stats::S;\n",
         ),
         (
             "stats.rs",
@@ -898,12 +909,35 @@ mod tests {
         assert_eq!(named, [("stats.rs", "report.rs")]);
         // Reversed, the other imports are the violations.
         let reversed: &[(&str, &[&str])] = &[("top", &["report", "share"]), ("base", &["stats"])];
-        assert_eq!(
-            layer_violations(&krate, &graph, reversed).unwrap().len(),
-            1,
-            "share -> stats"
-        );
+        let found = layer_violations(&krate, &graph, reversed).unwrap();
+        assert_eq!(found.len(), 1, "share -> stats");
+        assert_eq!(krate.files[found[0].0].name, "share.rs");
+        assert_eq!(krate.files[found[0].1].name, "stats.rs");
         assert!(layer_violations(&krate, &graph, &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_layered_file_may_not_import_through_the_crate_root() {
+        let mut files: Vec<(&str, &str)> =
+            CORE.iter().filter(|f| f.0 != "share.rs").copied().collect();
+        files.push((
+            "share.rs",
+            "pub fn f() -> crate::S {\n    crate::stats::S\n}\n",
+        ));
+        let (krate, graph) = read("layers-root", &files);
+        let layers: &[(&str, &[&str])] = &[("base", &["stats"]), ("top", &["report", "share"])];
+        let found = layer_violations(&krate, &graph, layers).unwrap();
+        let mut named: Vec<(&str, &str)> = found
+            .iter()
+            .map(|&(a, b)| (krate.files[a].name.as_str(), krate.files[b].name.as_str()))
+            .collect();
+        named.sort();
+        assert_eq!(named, [("share.rs", "lib.rs"), ("stats.rs", "report.rs")]);
+        let root = krate.files.iter().position(|f| f.name == "lib.rs").unwrap();
+        assert_eq!(
+            layer_name(&krate, layers, root),
+            "the crate root: name the module instead"
+        );
     }
 
     #[test]
@@ -960,5 +994,7 @@ mod tests {
         std::fs::write(tree.0.join("crates/c/src/y.rs"), "pub struct Y;\n").unwrap();
         assert!(check_with(&tree.0, "", &[], false).is_ok());
         assert!(check_with(&tree.0, "crates/c/src/lib.rs", layers, false).is_err());
+        // Layers of no crate are an error, not a rule quietly off.
+        assert!(check_with(&tree.0, "crates/gone/src/lib.rs", layers, false).is_err());
     }
 }
