@@ -10,7 +10,9 @@ use crate::metrics::{RequestMetrics, TtftKind};
 use crate::record_experience::summarize;
 use crate::report::{Aggregates, GroupStats, PromptCache, Report, RequestRecord};
 use crate::server_metrics::ServerSeries;
-use crate::stats::{Summary, knee, linear_fit, linear_fit_iter, percentile_select};
+use crate::stats::{
+    LinearFit, Summary, Thresholds, knee, linear_fit, linear_fit_iter, percentile_select,
+};
 
 /// What every analysis reads of a run ([`Report`]). `use ttft_core::run_stats::RunStats` to
 /// call them as methods.
@@ -111,72 +113,180 @@ fn statistics(report: &Report, with_experience: bool) -> Aggregates {
         .filter(|r| r.outcome.is_ok())
         .map(|r| &r.metrics)
         .collect();
-    let mut errors = BTreeMap::new();
-    for r in reqs.iter().filter(|r| !r.outcome.is_ok()) {
-        *errors.entry(r.outcome.kind().to_owned()).or_insert(0) += 1;
-    }
-    // Every successful request's per-token gaps, computed once into one buffer:
-    // `itl_all[a..b]` for the request whose span is `Some((a, b))` (a failed one has none).
-    // In request order, they are the run's ITL sample.
-    let mut itl_all: Vec<f64> = Vec::new();
-    // Whether that sample is the chunk gaps' too (no arrival carried several tokens).
-    let mut itl_is_gaps = true;
-    let spans: Vec<Option<(usize, usize)>> = reqs
-        .iter()
-        .map(|r| {
-            r.outcome.is_ok().then(|| {
-                let a = itl_all.len();
-                itl_is_gaps &= r.metrics.extend_per_token_itl(&mut itl_all);
-                (a, itl_all.len())
-            })
-        })
-        .collect();
-    let th = report.thresholds;
-    let mut scratch = Vec::new();
-    let good = reqs
-        .iter()
-        .zip(&spans)
-        .filter(|(r, span)| {
-            r.outcome.is_ok()
-                && r.metrics.ttft_ms.is_some_and(|t| t <= th.ttft_ms)
-                && span.is_none_or(|(a, b)| {
-                    // The request's P95 gap (as its `Summary` would give it).
-                    scratch.clear();
-                    scratch.extend_from_slice(&itl_all[a..b]);
-                    percentile_select(&mut scratch, 95.0).is_none_or(|p95| p95 <= th.itl_ms)
-                })
-        })
-        .count();
-    // ITL against output position: the points in request order, walked where needed.
-    let position_points = spans.iter().flatten().flat_map(|&(a, b)| {
-        itl_all[a..b]
-            .iter()
-            .enumerate()
-            .map(|(i, g)| ((i + 1) as f64, *g))
-    });
-    let itl = Summary::of(&itl_all);
+    let run_itl = RunItl::gather(&reqs);
+    let itl = Summary::of(&run_itl.all);
     let prompt_points: Vec<(f64, f64)> = ok
         .iter()
         .filter_map(|m| Some((m.prompt_tokens? as f64, m.ttft_ms?)))
         .collect();
-    let mut groups: Vec<GroupStats> = Vec::new();
+    let groups = group_stats(&reqs, &run_itl, itl);
+    let knee_factor = 1.5;
+    let knee_level = knee_level(&groups, knee_factor);
+    let opener_costs: Vec<f64> = ok
+        .iter()
+        .filter(|m| !m.opener_text.is_empty())
+        .filter_map(|m| m.opener_cost_ms())
+        .collect();
+    Aggregates {
+        count: reqs.len(),
+        errors: error_kinds(&reqs),
+        ttfb: summary(ok.iter().filter_map(|m| m.ttfb_ms)),
+        ttft: summary(ok.iter().filter_map(|m| m.ttft_ms)),
+        first_answer: summary(ok.iter().filter_map(|m| m.first_answer_ms)),
+        meaningful: summary(ok.iter().filter_map(|m| m.meaningful_ms)),
+        itl,
+        // The same sample as the per-token one when no arrival carried several tokens.
+        chunk_gaps: if run_itl.is_gaps {
+            itl
+        } else {
+            summary(ok.iter().flat_map(|m| m.itl_ms.iter().copied()))
+        },
+        tpot: summary(ok.iter().filter_map(|m| m.tpot_ms)),
+        e2e: summary(ok.iter().filter_map(|m| m.e2e_ms)),
+        tokens_per_s: summary(ok.iter().filter_map(|m| m.decode_tokens_per_s)),
+        json_valid: summary(ok.iter().filter_map(|m| m.json_valid_ms())),
+        goodput: goodput(&reqs, &run_itl, report.thresholds),
+        reasoning_first: ok
+            .iter()
+            .filter(|m| m.ttft_kind == Some(TtftKind::Reasoning))
+            .count(),
+        tool_call_first: ok
+            .iter()
+            .filter(|m| m.ttft_kind == Some(TtftKind::ToolCall))
+            .count(),
+        coalesced: ok.iter().filter(|m| m.coalesced).count(),
+        with_stalls: ok.iter().filter(|m| !m.stalls.is_empty()).count(),
+        with_openers: opener_costs.len(),
+        opener_cost_ms: (!opener_costs.is_empty())
+            .then(|| opener_costs.iter().sum::<f64>() / opener_costs.len() as f64),
+        ttft_vs_prompt: linear_fit(&prompt_points),
+        itl_vs_position: run_itl.against_position(),
+        groups,
+        knee_level,
+        knee_factor,
+        browser_queue: summary(reqs.iter().filter_map(|r| r.browser_queue_ms)),
+        server_prefill: summary(ok.iter().filter_map(|m| m.server_timings?.prompt_ms)),
+        server_per_token: summary(
+            ok.iter()
+                .filter_map(|m| m.server_timings?.predicted_per_token_ms),
+        ),
+        tokens_from_server: ok
+            .iter()
+            .filter(|m| m.token_source != crate::metrics::TokenSource::Estimate)
+            .count(),
+        not_streamed: reqs.iter().filter(|r| !r.metrics.streamed).count(),
+        prompt_cache: PromptCache::of(ok.iter().copied()),
+        experience: if with_experience {
+            summarize(reqs.iter().copied(), &report.experience)
+        } else {
+            ExperienceSummary::default()
+        },
+    }
+}
+
+/// Failed requests counted by the kind of their outcome.
+fn error_kinds(reqs: &[&RequestRecord]) -> BTreeMap<String, usize> {
+    let mut errors = BTreeMap::new();
+    for r in reqs.iter().filter(|r| !r.outcome.is_ok()) {
+        *errors.entry(r.outcome.kind().to_owned()).or_insert(0) += 1;
+    }
+    errors
+}
+
+/// Every successful request's per-token gaps, computed once into one buffer: in request
+/// order, they are the run's ITL sample.
+struct RunItl {
+    all: Vec<f64>,
+    /// Each request's gaps, `all[a..b]` for `Some((a, b))` (a failed request has none).
+    spans: Vec<Option<(usize, usize)>>,
+    /// Whether the sample is the chunk gaps' too (no arrival carried several tokens).
+    is_gaps: bool,
+}
+
+impl RunItl {
+    fn gather(reqs: &[&RequestRecord]) -> Self {
+        let mut all: Vec<f64> = Vec::new();
+        let mut is_gaps = true;
+        let spans = reqs
+            .iter()
+            .map(|r| {
+                r.outcome.is_ok().then(|| {
+                    let a = all.len();
+                    is_gaps &= r.metrics.extend_per_token_itl(&mut all);
+                    (a, all.len())
+                })
+            })
+            .collect();
+        Self {
+            all,
+            spans,
+            is_gaps,
+        }
+    }
+
+    /// ITL against output position, over the points in request order; a slope needs a span
+    /// of positions, so `None` unless some request has 64 gaps or more (under that it is noise).
+    fn against_position(&self) -> Option<LinearFit> {
+        let points = self.spans.iter().flatten().flat_map(|&(a, b)| {
+            self.all[a..b]
+                .iter()
+                .enumerate()
+                .map(|(i, g)| ((i + 1) as f64, *g))
+        });
+        linear_fit_iter(points).filter(|_| self.spans.iter().flatten().any(|(a, b)| b - a >= 64))
+    }
+}
+
+/// The share of requests that succeeded within the thresholds: TTFT, and the request's P95
+/// gap (as its `Summary` would give it); 0 for no request.
+fn goodput(reqs: &[&RequestRecord], run_itl: &RunItl, th: Thresholds) -> f64 {
+    let mut scratch = Vec::new();
+    let good = reqs
+        .iter()
+        .zip(&run_itl.spans)
+        .filter(|(r, span)| {
+            r.outcome.is_ok()
+                && r.metrics.ttft_ms.is_some_and(|t| t <= th.ttft_ms)
+                && span.is_none_or(|(a, b)| {
+                    scratch.clear();
+                    scratch.extend_from_slice(&run_itl.all[a..b]);
+                    percentile_select(&mut scratch, 95.0).is_none_or(|p95| p95 <= th.itl_ms)
+                })
+        })
+        .count();
+    if reqs.is_empty() {
+        0.0
+    } else {
+        good as f64 / reqs.len() as f64
+    }
+}
+
+/// Each group's statistics, groups in order of their level (groups without one last, in
+/// order of appearance); `run_itl_summary` is the whole run's ITL, which a group of every
+/// request shares.
+fn group_stats(
+    reqs: &[&RequestRecord],
+    run_itl: &RunItl,
+    run_itl_summary: Option<Summary>,
+) -> Vec<GroupStats> {
     let mut names: Vec<(&str, Option<f64>)> = Vec::new();
-    for r in &reqs {
+    for r in reqs {
         if !names.iter().any(|(g, _)| *g == r.group) {
             names.push((&r.group, r.level));
         }
     }
     names.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
+    let mut groups = Vec::with_capacity(names.len());
     for (g, level) in names {
         let members: Vec<&&RequestRecord> = reqs.iter().filter(|r| r.group == g).collect();
         // A group of every request has the run's sample (most runs have one group).
         let group_itl = if members.len() == reqs.len() {
-            itl
+            run_itl_summary
         } else {
             let mut v = Vec::new();
-            for (r, span) in reqs.iter().zip(&spans) {
+            for (r, span) in reqs.iter().zip(&run_itl.spans) {
                 if let (true, Some((a, b))) = (r.group == g, span) {
-                    v.extend_from_slice(&itl_all[*a..*b]);
+                    v.extend_from_slice(&run_itl.all[*a..*b]);
                 }
             }
             Summary::of(&v)
@@ -199,88 +309,26 @@ fn statistics(report: &Report, with_experience: bool) -> Aggregates {
             prompt_cache: PromptCache::of(okm.iter().copied()),
         });
     }
-    let knee_factor = 1.5;
-    let knee_level = if groups.len() > 1 && groups.iter().all(|g| g.level.is_some()) {
-        let itl: Vec<(f64, f64)> = groups
-            .iter()
-            .filter_map(|g| Some((g.level?, g.itl?.p50)))
-            .collect();
-        let ttft: Vec<(f64, f64)> = groups
-            .iter()
-            .filter_map(|g| Some((g.level?, g.ttft?.p50)))
-            .collect();
-        match (knee(&itl, knee_factor), knee(&ttft, knee_factor)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    } else {
-        None
-    };
-    let opener_costs: Vec<f64> = ok
+    groups
+}
+
+/// The first level whose median ITL or median TTFT exceeds `factor` × the first level's (see
+/// [`knee`]), the lower of the two; only for a sweep, several groups each with a level.
+fn knee_level(groups: &[GroupStats], factor: f64) -> Option<f64> {
+    if groups.len() <= 1 || !groups.iter().all(|g| g.level.is_some()) {
+        return None;
+    }
+    let itl: Vec<(f64, f64)> = groups
         .iter()
-        .filter(|m| !m.opener_text.is_empty())
-        .filter_map(|m| m.opener_cost_ms())
+        .filter_map(|g| Some((g.level?, g.itl?.p50)))
         .collect();
-    Aggregates {
-        count: reqs.len(),
-        errors,
-        ttfb: summary(ok.iter().filter_map(|m| m.ttfb_ms)),
-        ttft: summary(ok.iter().filter_map(|m| m.ttft_ms)),
-        first_answer: summary(ok.iter().filter_map(|m| m.first_answer_ms)),
-        meaningful: summary(ok.iter().filter_map(|m| m.meaningful_ms)),
-        itl,
-        // The same sample as the per-token one when no arrival carried several tokens.
-        chunk_gaps: if itl_is_gaps {
-            itl
-        } else {
-            summary(ok.iter().flat_map(|m| m.itl_ms.iter().copied()))
-        },
-        tpot: summary(ok.iter().filter_map(|m| m.tpot_ms)),
-        e2e: summary(ok.iter().filter_map(|m| m.e2e_ms)),
-        tokens_per_s: summary(ok.iter().filter_map(|m| m.decode_tokens_per_s)),
-        json_valid: summary(ok.iter().filter_map(|m| m.json_valid_ms())),
-        goodput: if reqs.is_empty() {
-            0.0
-        } else {
-            good as f64 / reqs.len() as f64
-        },
-        reasoning_first: ok
-            .iter()
-            .filter(|m| m.ttft_kind == Some(TtftKind::Reasoning))
-            .count(),
-        tool_call_first: ok
-            .iter()
-            .filter(|m| m.ttft_kind == Some(TtftKind::ToolCall))
-            .count(),
-        coalesced: ok.iter().filter(|m| m.coalesced).count(),
-        with_stalls: ok.iter().filter(|m| !m.stalls.is_empty()).count(),
-        with_openers: opener_costs.len(),
-        opener_cost_ms: (!opener_costs.is_empty())
-            .then(|| opener_costs.iter().sum::<f64>() / opener_costs.len() as f64),
-        ttft_vs_prompt: linear_fit(&prompt_points),
-        // A slope needs a span of positions: under 64 tokens it is noise.
-        itl_vs_position: linear_fit_iter(position_points)
-            .filter(|_| spans.iter().flatten().any(|(a, b)| b - a >= 64)),
-        groups,
-        knee_level,
-        knee_factor,
-        browser_queue: summary(reqs.iter().filter_map(|r| r.browser_queue_ms)),
-        server_prefill: summary(ok.iter().filter_map(|m| m.server_timings?.prompt_ms)),
-        server_per_token: summary(
-            ok.iter()
-                .filter_map(|m| m.server_timings?.predicted_per_token_ms),
-        ),
-        tokens_from_server: ok
-            .iter()
-            .filter(|m| m.token_source != crate::metrics::TokenSource::Estimate)
-            .count(),
-        not_streamed: reqs.iter().filter(|r| !r.metrics.streamed).count(),
-        prompt_cache: PromptCache::of(ok.iter().copied()),
-        experience: if with_experience {
-            summarize(reqs.iter().copied(), &report.experience)
-        } else {
-            ExperienceSummary::default()
-        },
+    let ttft: Vec<(f64, f64)> = groups
+        .iter()
+        .filter_map(|g| Some((g.level?, g.ttft?.p50)))
+        .collect();
+    match (knee(&itl, factor), knee(&ttft, factor)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
