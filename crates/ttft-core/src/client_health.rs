@@ -124,8 +124,55 @@ fn overlap(intervals: &[(f64, f64)], a: f64, b: f64) -> f64 {
 
 /// Assesses a run from its report and the page's samples (rules in the module doc).
 pub fn assess(report: &Report, samples: &HealthSamples) -> ClientHealth {
-    // Streaming windows of the measured requests.
-    let windows: Vec<(f64, f64)> = report
+    let windows = streaming_windows(report);
+    let streaming = merge(windows.clone());
+    let hidden = hidden_intervals(samples, run_end(samples, &windows));
+    let hidden_ms: f64 = hidden.iter().map(|(a, b)| b - a).sum();
+    let lag = Lag::while_streaming(samples, &hidden, &streaming);
+    let mut causes = Vec::new();
+    if lag.p99_ms > LAG_BUDGET_MS {
+        causes.push(lag.cause(
+            &windows,
+            samples.timer_period_ms,
+            report.stamping.as_deref(),
+        ));
+    }
+    // Requests that streamed while hidden: how long each did.
+    let overlaps: Vec<f64> = windows
+        .iter()
+        .map(|&(s, e)| overlap(&hidden, s, e))
+        .filter(|o| *o > 0.0)
+        .collect();
+    if hidden_ms > 0.0 {
+        causes.push(hidden_tab_cause(hidden_ms, &overlaps));
+    }
+    let queue = queue_times(report);
+    let queue_p99_ms = percentile_sorted(&queue, 99.0);
+    if let Some(p99) = queue_p99_ms.filter(|p| *p > QUEUE_BUDGET_MS) {
+        causes.push(connection_queue_cause(&queue, p99));
+    }
+    let up_to = causes.iter().map(|c| c.up_to_ms).fold(0.0, f64::max);
+    ClientHealth {
+        verdict: if up_to > 0.0 {
+            Verdict::MayHaveAdded { up_to_ms: up_to }
+        } else {
+            Verdict::Healthy
+        },
+        lag_samples: lag.samples.len(),
+        lag_p50_ms: lag.p50_ms,
+        lag_p99_ms: lag.p99_ms,
+        lag_max_ms: lag.max_ms,
+        hidden_ms,
+        requests_while_hidden: overlaps.len(),
+        queue_p99_ms,
+        causes,
+    }
+}
+
+/// The streaming windows of the measured requests, in their order (a request without a
+/// finite start has none).
+fn streaming_windows(report: &Report) -> Vec<(f64, f64)> {
+    report
         .measured()
         .filter(|r| r.start_ms.is_finite())
         .map(|r| {
@@ -138,25 +185,27 @@ pub fn assess(report: &Report, samples: &HealthSamples) -> ClientHealth {
                 .max(0.0);
             (r.start_ms, r.start_ms + dur)
         })
-        .collect();
-    let streaming = merge(windows.clone());
+        .collect()
+}
 
-    // The run's end: its length, or (when that is not a usable number) the latest time
-    // anything was recorded.
-    let run_end = if samples.run_ms.is_finite() && samples.run_ms > 0.0 {
-        samples.run_ms
-    } else {
-        let ends = windows.iter().map(|w| w.1);
-        let lags = samples.lag.iter().map(|&(d, l)| d + l.max(0.0));
-        let hidden = samples.hidden.iter().flat_map(|&(a, b)| [a, b]);
-        ends.chain(lags)
-            .chain(hidden)
-            .filter(|x| x.is_finite())
-            .fold(0.0, f64::max)
-    };
+/// The run's end: its length, or (when that is not a usable number) the latest time
+/// anything was recorded.
+fn run_end(samples: &HealthSamples, windows: &[(f64, f64)]) -> f64 {
+    if samples.run_ms.is_finite() && samples.run_ms > 0.0 {
+        return samples.run_ms;
+    }
+    let ends = windows.iter().map(|w| w.1);
+    let lags = samples.lag.iter().map(|&(d, l)| d + l.max(0.0));
+    let hidden = samples.hidden.iter().flat_map(|&(a, b)| [a, b]);
+    ends.chain(lags)
+        .chain(hidden)
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max)
+}
 
-    // Hidden time within [0, run end].
-    let hidden = merge(
+/// The hidden time within `[0, run_end]`, as disjoint sorted intervals.
+fn hidden_intervals(samples: &HealthSamples, run_end: f64) -> Vec<(f64, f64)> {
+    merge(
         samples
             .hidden
             .iter()
@@ -172,53 +221,75 @@ pub fn assess(report: &Report, samples: &HealthSamples) -> ClientHealth {
             })
             .filter(|(a, b)| a < b)
             .collect(),
-    );
-    let hidden_ms: f64 = hidden.iter().map(|(a, b)| b - a).sum();
+    )
+}
 
-    // Lag samples that met a streaming window, outside hidden time, sorted by due time.
-    let mut lag: Vec<(f64, f64)> = samples
-        .lag
-        .iter()
-        .filter(|(d, l)| d.is_finite() && l.is_finite())
-        .map(|&(d, l)| (d, l.max(0.0)))
-        .filter(|&(d, l)| !meets(&hidden, d, d + l, true))
-        .filter(|&(d, l)| meets(&streaming, d, d + l, false))
-        .collect();
-    lag.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let late = sorted(&lag.iter().map(|s| s.1).collect::<Vec<_>>());
-    let lag_p50_ms = percentile_sorted(&late, 50.0).unwrap_or(0.0);
-    let lag_p99_ms = percentile_sorted(&late, 99.0).unwrap_or(0.0);
-    let lag_max_ms = late.last().copied().unwrap_or(0.0);
+/// The lag samples that met a streaming window, outside hidden time, and their lateness.
+struct Lag {
+    /// `(due, late)`, sorted by due time, lateness clamped at 0.
+    samples: Vec<(f64, f64)>,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+}
 
-    let mut causes = Vec::new();
+impl Lag {
+    fn while_streaming(
+        samples: &HealthSamples,
+        hidden: &[(f64, f64)],
+        streaming: &[(f64, f64)],
+    ) -> Self {
+        let mut lag: Vec<(f64, f64)> = samples
+            .lag
+            .iter()
+            .filter(|(d, l)| d.is_finite() && l.is_finite())
+            .map(|&(d, l)| (d, l.max(0.0)))
+            .filter(|&(d, l)| !meets(hidden, d, d + l, true))
+            .filter(|&(d, l)| meets(streaming, d, d + l, false))
+            .collect();
+        lag.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let late = sorted(&lag.iter().map(|s| s.1).collect::<Vec<_>>());
+        Self {
+            p50_ms: percentile_sorted(&late, 50.0).unwrap_or(0.0),
+            p99_ms: percentile_sorted(&late, 99.0).unwrap_or(0.0),
+            max_ms: late.last().copied().unwrap_or(0.0),
+            samples: lag,
+        }
+    }
 
-    if lag_p99_ms > LAG_BUDGET_MS {
-        // Requests whose window met a sample later than the budget.
-        let affected = windows
+    /// The requests whose window met a sample later than the budget.
+    fn requests_affected(&self, windows: &[(f64, f64)]) -> usize {
+        windows
             .iter()
             .filter(|&&(s, e)| {
-                let from = lag.partition_point(|x| x.0 < s - lag_max_ms);
-                lag[from..]
+                let from = self.samples.partition_point(|x| x.0 < s - self.max_ms);
+                self.samples[from..]
                     .iter()
                     .take_while(|x| x.0 <= e)
                     .any(|&(d, l)| d + l >= s && l > LAG_BUDGET_MS)
             })
-            .count();
-        let period = if samples.timer_period_ms.is_finite() && samples.timer_period_ms > 0.0 {
-            format!(" (due every {})", ms(samples.timer_period_ms))
+            .count()
+    }
+
+    /// The main-thread-lag cause: bounded by the worst lag, or a note when `stamping` (the
+    /// report's) says the reads were stamped in a worker.
+    fn cause(
+        &self,
+        windows: &[(f64, f64)],
+        timer_period_ms: f64,
+        stamping: Option<&str>,
+    ) -> HealthCause {
+        let affected = self.requests_affected(windows);
+        let period = if timer_period_ms.is_finite() && timer_period_ms > 0.0 {
+            format!(" (due every {})", ms(timer_period_ms))
         } else {
             String::new()
         };
-        let seen = format!(
-            "timers fired up to {} late while {} streamed",
-            ms(lag_max_ms),
-            requests(affected)
-        );
-        let stamping = report.stamping.as_deref().unwrap_or("");
+        let stamping = stamping.unwrap_or("");
         let in_worker =
             !stamping.trim_start().starts_with("the page") && stamping.contains("worker");
-        causes.push(if in_worker {
-            HealthCause {
+        if in_worker {
+            return HealthCause {
                 kind: CauseKind::MainThreadLag,
                 up_to_ms: 0.0,
                 sentence: format!(
@@ -226,119 +297,104 @@ pub fn assess(report: &Report, samples: &HealthSamples) -> ClientHealth {
                      fired up to {} late (P99 {}, above the {} of one frame) while {} \
                      streamed. Reads were stamped in {stamping}, so the stamps are unaffected \
                      (0 ms added); only drawing was delayed.",
-                    ms(lag_max_ms),
-                    ms(lag_p99_ms),
+                    ms(self.max_ms),
+                    ms(self.p99_ms),
                     ms(LAG_BUDGET_MS),
                     requests(affected)
                 ),
                 short: "main thread busy, stamps taken in a worker".into(),
-            }
-        } else {
-            HealthCause {
-                kind: CauseKind::MainThreadLag,
-                up_to_ms: lag_max_ms,
-                sentence: format!(
-                    "The page's main thread was busy while requests streamed: its timers{period} \
-                     fired up to {} late (P99 {}, above the {} of one frame) while {} \
-                     streamed. Reads were stamped on the page, so a stamp may be up to {} \
-                     late: added to a TTFT or an ITL gap (and taken from the next gap). \
-                     Close other work in this tab, or stamp in a worker.",
-                    ms(lag_max_ms),
-                    ms(lag_p99_ms),
-                    ms(LAG_BUDGET_MS),
-                    requests(affected),
-                    ms(lag_max_ms)
-                ),
-                short: format!("main thread busy: {seen}"),
-            }
-        });
+            };
+        }
+        HealthCause {
+            kind: CauseKind::MainThreadLag,
+            up_to_ms: self.max_ms,
+            sentence: format!(
+                "The page's main thread was busy while requests streamed: its timers{period} \
+                 fired up to {} late (P99 {}, above the {} of one frame) while {} \
+                 streamed. Reads were stamped on the page, so a stamp may be up to {} \
+                 late: added to a TTFT or an ITL gap (and taken from the next gap). \
+                 Close other work in this tab, or stamp in a worker.",
+                ms(self.max_ms),
+                ms(self.p99_ms),
+                ms(LAG_BUDGET_MS),
+                requests(affected),
+                ms(self.max_ms)
+            ),
+            short: format!(
+                "main thread busy: timers fired up to {} late while {} streamed",
+                ms(self.max_ms),
+                requests(affected)
+            ),
+        }
     }
+}
 
-    // Requests that streamed while hidden, and the longest overlap of one.
-    let overlaps: Vec<f64> = windows
-        .iter()
-        .map(|&(s, e)| overlap(&hidden, s, e))
-        .filter(|o| *o > 0.0)
-        .collect();
-    let requests_while_hidden = overlaps.len();
-    if hidden_ms > 0.0 {
-        let worst = overlaps.iter().copied().fold(0.0, f64::max);
-        causes.push(if requests_while_hidden > 0 {
-            HealthCause {
-                kind: CauseKind::HiddenTab,
-                up_to_ms: worst,
-                sentence: format!(
-                    "The tab was hidden for {} while {} streamed: a hidden tab's timers are \
-                     throttled (to once a second or less in Chromium) and its work deferred, \
-                     so those requests' times may be off by up to {} (the longest one \
-                     streamed while hidden). Keep the tab visible while measuring.",
-                    ms(hidden_ms),
-                    requests(requests_while_hidden),
-                    ms(worst)
-                ),
-                short: format!(
-                    "tab hidden for {} while {} streamed",
-                    ms(hidden_ms),
-                    requests(requests_while_hidden)
-                ),
-            }
-        } else {
-            HealthCause {
-                kind: CauseKind::HiddenTab,
-                up_to_ms: 0.0,
-                sentence: format!(
-                    "The tab was hidden for {}, but no request streamed then: no stamp was \
-                     affected (sends may have left late).",
-                    ms(hidden_ms)
-                ),
-                short: "tab hidden while nothing streamed".into(),
-            }
-        });
+/// The hidden-tab cause, given `overlaps` (how long each request that streamed while hidden
+/// did): bounded by the longest, or a note when no request streamed while hidden.
+fn hidden_tab_cause(hidden_ms: f64, overlaps: &[f64]) -> HealthCause {
+    if overlaps.is_empty() {
+        return HealthCause {
+            kind: CauseKind::HiddenTab,
+            up_to_ms: 0.0,
+            sentence: format!(
+                "The tab was hidden for {}, but no request streamed then: no stamp was \
+                 affected (sends may have left late).",
+                ms(hidden_ms)
+            ),
+            short: "tab hidden while nothing streamed".into(),
+        };
     }
+    let worst = overlaps.iter().copied().fold(0.0, f64::max);
+    HealthCause {
+        kind: CauseKind::HiddenTab,
+        up_to_ms: worst,
+        sentence: format!(
+            "The tab was hidden for {} while {} streamed: a hidden tab's timers are \
+             throttled (to once a second or less in Chromium) and its work deferred, \
+             so those requests' times may be off by up to {} (the longest one \
+             streamed while hidden). Keep the tab visible while measuring.",
+            ms(hidden_ms),
+            requests(overlaps.len()),
+            ms(worst)
+        ),
+        short: format!(
+            "tab hidden for {} while {} streamed",
+            ms(hidden_ms),
+            requests(overlaps.len())
+        ),
+    }
+}
 
+/// The measured requests' browser queue times, sorted (non-finite ones dropped, negative
+/// ones taken as 0).
+fn queue_times(report: &Report) -> Vec<f64> {
     let queue: Vec<f64> = report
         .measured()
         .filter_map(|r| r.browser_queue_ms)
         .filter(|q| q.is_finite())
         .map(|q| q.max(0.0))
         .collect();
-    let queue = sorted(&queue);
-    let queue_p99_ms = percentile_sorted(&queue, 99.0);
-    if let Some(p99) = queue_p99_ms.filter(|p| *p > QUEUE_BUDGET_MS) {
-        let waited = queue.iter().filter(|q| **q > QUEUE_BUDGET_MS).count();
-        let max = queue.last().copied().unwrap_or(p99);
-        causes.push(HealthCause {
-            kind: CauseKind::ConnectionQueue,
-            up_to_ms: p99,
-            sentence: format!(
-                "{} waited more than {} in the browser before being sent (P99 {}, max {}): \
-                 the browser holds a request while its connections to the origin are busy \
-                 (6 per origin over HTTP/1.1) or being opened. That wait is part of their \
-                 TTFT, not of their ITL, and it is the client's, not the server's.",
-                requests(waited),
-                ms(QUEUE_BUDGET_MS),
-                ms(p99),
-                ms(max)
-            ),
-            short: format!("connection queue: P99 {} before sending", ms(p99)),
-        });
-    }
+    sorted(&queue)
+}
 
-    let up_to = causes.iter().map(|c| c.up_to_ms).fold(0.0, f64::max);
-    ClientHealth {
-        verdict: if up_to > 0.0 {
-            Verdict::MayHaveAdded { up_to_ms: up_to }
-        } else {
-            Verdict::Healthy
-        },
-        lag_samples: lag.len(),
-        lag_p50_ms,
-        lag_p99_ms,
-        lag_max_ms,
-        hidden_ms,
-        requests_while_hidden,
-        queue_p99_ms,
-        causes,
+/// The connection-queue cause, bounded by the queue times' P99 (`queue` sorted).
+fn connection_queue_cause(queue: &[f64], p99: f64) -> HealthCause {
+    let waited = queue.iter().filter(|q| **q > QUEUE_BUDGET_MS).count();
+    let max = queue.last().copied().unwrap_or(p99);
+    HealthCause {
+        kind: CauseKind::ConnectionQueue,
+        up_to_ms: p99,
+        sentence: format!(
+            "{} waited more than {} in the browser before being sent (P99 {}, max {}): \
+             the browser holds a request while its connections to the origin are busy \
+             (6 per origin over HTTP/1.1) or being opened. That wait is part of their \
+             TTFT, not of their ITL, and it is the client's, not the server's.",
+            requests(waited),
+            ms(QUEUE_BUDGET_MS),
+            ms(p99),
+            ms(max)
+        ),
+        short: format!("connection queue: P99 {} before sending", ms(p99)),
     }
 }
 
