@@ -3,6 +3,7 @@
 pub use crate::finding::{Finding, Severity};
 use crate::report::{Aggregates, GroupStats, Report, RequestRecord};
 use crate::run_stats::RunStats;
+use crate::stats::Thresholds;
 
 /// A successful request carries "several tokens per chunk" from this many on average.
 pub const COALESCE_MIN_TOKENS_PER_CHUNK: f64 = 1.5;
@@ -59,82 +60,113 @@ pub fn diagnose_with(
     agg: &Aggregates,
     server: Option<&crate::server_metrics::ServerSeries>,
 ) -> Vec<Finding> {
-    let th = report.thresholds;
-    let mut out = Vec::new();
     // The headline's requests: in a probe under load, the probe's.
     let ok: Vec<&RequestRecord> = report
         .headline_requests()
         .filter(|r| r.outcome.is_ok())
         .collect();
+    let mut out = Vec::new();
     out.extend(probe_finding(report));
     out.extend(prompt_cache_finding(report, &ok));
     out.extend(crate::first_token::report_findings(report, agg, server));
-    let ttft_bad = agg.ttft.is_some_and(|t| t.p95 > th.p95_ttft_ms);
-    let itl_bad = agg.itl.is_some_and(|i| i.p95 > th.itl_ms);
+    out.extend(latency_finding(agg, report.thresholds));
+    out.extend(reasoning_first_finding(&ok));
+    out.extend(hidden_reasoning_finding(&ok));
+    out.extend(coalescing_finding(agg, &ok));
+    out.extend(openers_finding(agg, ok.len()));
+    out.extend(stalls_finding(&ok));
+    out.extend(knee_finding(report, agg));
+    out.extend(browser_queue_finding(agg));
+    out.extend(errors_finding(agg));
+    out.extend(not_streamed_finding(agg));
+    out.extend(estimated_tokens_finding(agg, ok.len()));
+    out
+}
+
+/// What TTFT and ITL against their thresholds and their spreads say, at most one of:
+/// `prompt_or_batch` (both high), `queueing` (TTFT high or spread, ITL stable), `bandwidth`
+/// (ITL high, TTFT fine) or `slow_first_token` (TTFT high, ITL unsteady).
+fn latency_finding(agg: &Aggregates, th: Thresholds) -> Option<Finding> {
+    let (t, i) = (agg.ttft?, agg.itl?);
+    let ttft_bad = t.p95 > th.p95_ttft_ms;
+    let itl_bad = i.p95 > th.itl_ms;
     // TTFT spread: P95 far above P50 while ITL stays flat means waiting, not computing.
-    let ttft_spread = agg
-        .ttft
-        .map(|t| if t.p50 > 0.0 { t.p95 / t.p50 } else { 1.0 })
-        .unwrap_or(1.0);
-    let itl_spread = agg
-        .itl
-        .map(|i| if i.p50 > 0.0 { i.p95 / i.p50 } else { 1.0 })
-        .unwrap_or(1.0);
-    if let (Some(t), Some(i)) = (agg.ttft, agg.itl) {
-        if ttft_bad && itl_bad {
-            out.push(finding(
-                "prompt_or_batch",
-                Severity::Problem,
-                "Both TTFT and ITL are high: the prompt is too long or the batch too big",
-                format!("P95 TTFT {:.0} ms (> {:.0}), P95 ITL {:.1} ms (> {:.0})", t.p95, th.p95_ttft_ms, i.p95, th.itl_ms),
-                "Shorten the prompt (system prompt, few-shot, history), lower max concurrency / batch size, or add capacity.",
-            ));
-        } else if itl_spread < STABLE_ITL_SPREAD
-            && (ttft_bad || (ttft_spread > 2.0 && t.p95 > 500.0))
-        {
-            // The statement says ITL is stable: an unstable ITL is not evidence of queueing.
-            out.push(finding(
-                "queueing",
-                if ttft_bad { Severity::Problem } else { Severity::Warning },
-                "TTFT is high or spread while ITL is stable: requests wait in a queue",
-                format!("P50 TTFT {:.0} ms, P95 {:.0} ms (×{:.1}); P50 ITL {:.1} ms, P95 {:.1} ms (×{:.1})", t.p50, t.p95, ttft_spread, i.p50, i.p95, itl_spread),
-                "Scale out replicas, cap output length so long answers do not hold slots, use chunked prefill or prefill/decode disaggregation.",
-            ));
-        } else if itl_bad {
-            out.push(finding(
-                "bandwidth",
-                Severity::Problem,
-                "ITL is high while TTFT is fine: decoding is memory-bandwidth bound",
-                format!("P95 ITL {:.1} ms (> {:.0}); P95 TTFT {:.0} ms", i.p95, th.itl_ms, t.p95),
-                "Quantize weights or the KV cache (FP8/INT8/INT4), lower the batch size, or use a GPU with more bandwidth.",
-            ));
-        } else if ttft_bad {
-            // TTFT over its threshold while ITL is unsteady (but under its own): the wait is
-            // real, its cause is not one the numbers single out.
-            out.push(finding(
-                "slow_first_token",
-                Severity::Problem,
-                "The first token is slow",
-                format!("P95 TTFT {:.0} ms (> {:.0}); ITL is unsteady: P50 {:.1} ms, P95 {:.1} ms (×{:.1})", t.p95, th.p95_ttft_ms, i.p50, i.p95, itl_spread),
-                "Compare a run at lower concurrency (queueing) and a shorter prompt (prefill); look at the stalls in the request table.",
-            ));
-        }
+    let ttft_spread = if t.p50 > 0.0 { t.p95 / t.p50 } else { 1.0 };
+    let itl_spread = if i.p50 > 0.0 { i.p95 / i.p50 } else { 1.0 };
+    if ttft_bad && itl_bad {
+        Some(finding(
+            "prompt_or_batch",
+            Severity::Problem,
+            "Both TTFT and ITL are high: the prompt is too long or the batch too big",
+            format!(
+                "P95 TTFT {:.0} ms (> {:.0}), P95 ITL {:.1} ms (> {:.0})",
+                t.p95, th.p95_ttft_ms, i.p95, th.itl_ms
+            ),
+            "Shorten the prompt (system prompt, few-shot, history), lower max concurrency / batch size, or add capacity.",
+        ))
+    } else if itl_spread < STABLE_ITL_SPREAD && (ttft_bad || (ttft_spread > 2.0 && t.p95 > 500.0)) {
+        // The statement says ITL is stable: an unstable ITL is not evidence of queueing.
+        Some(finding(
+            "queueing",
+            if ttft_bad {
+                Severity::Problem
+            } else {
+                Severity::Warning
+            },
+            "TTFT is high or spread while ITL is stable: requests wait in a queue",
+            format!(
+                "P50 TTFT {:.0} ms, P95 {:.0} ms (×{:.1}); P50 ITL {:.1} ms, P95 {:.1} ms (×{:.1})",
+                t.p50, t.p95, ttft_spread, i.p50, i.p95, itl_spread
+            ),
+            "Scale out replicas, cap output length so long answers do not hold slots, use chunked prefill or prefill/decode disaggregation.",
+        ))
+    } else if itl_bad {
+        Some(finding(
+            "bandwidth",
+            Severity::Problem,
+            "ITL is high while TTFT is fine: decoding is memory-bandwidth bound",
+            format!(
+                "P95 ITL {:.1} ms (> {:.0}); P95 TTFT {:.0} ms",
+                i.p95, th.itl_ms, t.p95
+            ),
+            "Quantize weights or the KV cache (FP8/INT8/INT4), lower the batch size, or use a GPU with more bandwidth.",
+        ))
+    } else if ttft_bad {
+        // TTFT over its threshold while ITL is unsteady (but under its own): the wait is
+        // real, its cause is not one the numbers single out.
+        Some(finding(
+            "slow_first_token",
+            Severity::Problem,
+            "The first token is slow",
+            format!(
+                "P95 TTFT {:.0} ms (> {:.0}); ITL is unsteady: P50 {:.1} ms, P95 {:.1} ms (×{:.1})",
+                t.p95, th.p95_ttft_ms, i.p50, i.p95, itl_spread
+            ),
+            "Compare a run at lower concurrency (queueing) and a shorter prompt (prefill); look at the stalls in the request table.",
+        ))
+    } else {
+        None
     }
+}
+
+/// `reasoning_first`: successful requests whose first token was reasoning.
+fn reasoning_first_finding(ok: &[&RequestRecord]) -> Option<Finding> {
     let reasoning_first = ok
         .iter()
         .filter(|r| r.metrics.ttft_kind == Some(crate::metrics::TtftKind::Reasoning))
         .count();
-    if reasoning_first > 0 {
-        out.push(finding(
-            "reasoning_first",
-            Severity::Info,
-            "The first token is reasoning, not answer",
-            format!("{reasoning_first} of {} successful requests streamed reasoning before the answer", ok.len()),
-            "Compare time to first answer token, not TTFT, with non-reasoning models; users may not see reasoning text.",
-        ));
-    }
-    // Hidden: the server counted reasoning tokens, yet the request streamed no reasoning text
-    // at all before (or after) its first token.
+    (reasoning_first > 0).then(|| finding(
+        "reasoning_first",
+        Severity::Info,
+        "The first token is reasoning, not answer",
+        format!("{reasoning_first} of {} successful requests streamed reasoning before the answer", ok.len()),
+        "Compare time to first answer token, not TTFT, with non-reasoning models; users may not see reasoning text.",
+    ))
+}
+
+/// `hidden_reasoning`: the server counted reasoning tokens, yet the request streamed no
+/// reasoning text at all before (or after) its first token.
+fn hidden_reasoning_finding(ok: &[&RequestRecord]) -> Option<Finding> {
     let hidden: Vec<u64> = ok
         .iter()
         .filter(|r| {
@@ -144,17 +176,18 @@ pub fn diagnose_with(
         })
         .filter_map(|r| r.metrics.reasoning_tokens.filter(|n| *n > 0))
         .collect();
-    if !hidden.is_empty() {
-        out.push(finding(
-            "hidden_reasoning",
-            Severity::Warning,
-            "TTFT includes hidden reasoning",
-            format!("{} of {} successful requests report reasoning tokens (up to {}) but streamed no reasoning text", hidden.len(), ok.len(), hidden.iter().max().unwrap_or(&0)),
-            "The wait before the first visible token is reasoning time: lower the reasoning effort or stream a reasoning summary.",
-        ));
-    }
-    // Coalescing needs both halves of its evidence: successful requests whose chunks clearly
-    // carry several tokens, and per-chunk gaps measurably longer than per-token gaps.
+    (!hidden.is_empty()).then(|| finding(
+        "hidden_reasoning",
+        Severity::Warning,
+        "TTFT includes hidden reasoning",
+        format!("{} of {} successful requests report reasoning tokens (up to {}) but streamed no reasoning text", hidden.len(), ok.len(), hidden.iter().max().unwrap_or(&0)),
+        "The wait before the first visible token is reasoning time: lower the reasoning effort or stream a reasoning summary.",
+    ))
+}
+
+/// `coalescing`, which needs both halves of its evidence: successful requests whose chunks
+/// clearly carry several tokens, and per-chunk gaps measurably longer than per-token gaps.
+fn coalescing_finding(agg: &Aggregates, ok: &[&RequestRecord]) -> Option<Finding> {
     let several: Vec<f64> = ok
         .iter()
         .filter(|r| r.metrics.streamed)
@@ -171,104 +204,140 @@ pub fn diagnose_with(
     } else {
         agg.tpot.or(agg.itl).map(|t| t.p50)
     };
-    if let (Some(chunk), Some(tok_p50)) = (agg.chunk_gaps, per_token)
-        && !several.is_empty()
-        && chunk.p50 >= tok_p50 * COALESCE_MIN_GAP_RATIO
-        && chunk.p50 - tok_p50 >= COALESCE_MIN_GAP_DIFF_MS
-    {
-        let most = several.iter().copied().fold(0.0, f64::max);
-        out.push(finding(
-            "coalescing",
-            Severity::Warning,
-            "Chunks carry several tokens: per-chunk gaps overstate ITL",
-            format!("{} of {} successful requests carry {COALESCE_MIN_TOKENS_PER_CHUNK:.1} or more tokens per chunk (up to {most:.1}); P50 chunk gap {:.1} ms vs P50 per-token time {:.1} ms", several.len(), ok.len(), chunk.p50, tok_p50),
-            "Check the server's stream interval (vLLM/SGLang --stream-interval, TRT-LLM stream_interval) or speculative decoding; enable continuous_usage_stats for exact token counts.",
-        ));
+    let (Some(chunk), Some(tok_p50)) = (agg.chunk_gaps, per_token) else {
+        return None;
+    };
+    let gaps_overstate = chunk.p50 >= tok_p50 * COALESCE_MIN_GAP_RATIO
+        && chunk.p50 - tok_p50 >= COALESCE_MIN_GAP_DIFF_MS;
+    if several.is_empty() || !gaps_overstate {
+        return None;
     }
-    if let Some(cost) = agg.opener_cost_ms.filter(|c| *c >= OPENER_MIN_COST_MS)
-        && agg.with_openers > 0
-    {
-        out.push(finding(
-                "openers",
-                if cost > 200.0 { Severity::Warning } else { Severity::Info },
-                "Boilerplate openers waste the first tokens",
-                format!("{} of {} successful answers start with an opener; it costs {cost:.0} ms on average before meaningful text", agg.with_openers, ok.len()),
-                "Tell the model in the system prompt to answer directly, or judge by the meaningful first token.",
-            ));
-    }
+    let most = several.iter().copied().fold(0.0, f64::max);
+    Some(finding(
+        "coalescing",
+        Severity::Warning,
+        "Chunks carry several tokens: per-chunk gaps overstate ITL",
+        format!(
+            "{} of {} successful requests carry {COALESCE_MIN_TOKENS_PER_CHUNK:.1} or more tokens per chunk (up to {most:.1}); P50 chunk gap {:.1} ms vs P50 per-token time {:.1} ms",
+            several.len(),
+            ok.len(),
+            chunk.p50,
+            tok_p50
+        ),
+        "Check the server's stream interval (vLLM/SGLang --stream-interval, TRT-LLM stream_interval) or speculative decoding; enable continuous_usage_stats for exact token counts.",
+    ))
+}
+
+/// `openers`: answers that start with boilerplate costing at least [`OPENER_MIN_COST_MS`] on
+/// average (`ok_count`: the successful requests).
+fn openers_finding(agg: &Aggregates, ok_count: usize) -> Option<Finding> {
+    let cost = agg.opener_cost_ms.filter(|c| *c >= OPENER_MIN_COST_MS)?;
+    (agg.with_openers > 0).then(|| finding(
+        "openers",
+        if cost > 200.0 { Severity::Warning } else { Severity::Info },
+        "Boilerplate openers waste the first tokens",
+        format!("{} of {ok_count} successful answers start with an opener; it costs {cost:.0} ms on average before meaningful text", agg.with_openers),
+        "Tell the model in the system prompt to answer directly, or judge by the meaningful first token.",
+    ))
+}
+
+/// `stalls`: successful requests with a gap above the stall threshold.
+fn stalls_finding(ok: &[&RequestRecord]) -> Option<Finding> {
     let stalled: Vec<f64> = ok
         .iter()
         .filter_map(|r| r.metrics.stalls.iter().map(|s| s.gap_ms).reduce(f64::max))
         .collect();
-    if !stalled.is_empty() {
-        out.push(finding(
-            "stalls",
-            Severity::Warning,
-            "Streams stall",
-            format!(
-                "{} of {} successful requests had a gap above the stall threshold; longest {:.0} ms",
-                stalled.len(),
-                ok.len(),
-                stalled.iter().copied().fold(0.0, f64::max)
-            ),
-            "Look for preemption (KV cache full), GC pauses, or a proxy buffering the stream.",
-        ));
-    }
-    // Levels of a prompt sweep or of a conversation's rounds are not load.
+    (!stalled.is_empty()).then(|| finding(
+        "stalls",
+        Severity::Warning,
+        "Streams stall",
+        format!(
+            "{} of {} successful requests had a gap above the stall threshold; longest {:.0} ms",
+            stalled.len(),
+            ok.len(),
+            stalled.iter().copied().fold(0.0, f64::max)
+        ),
+        "Look for preemption (KV cache full), GC pauses, or a proxy buffering the stream.",
+    ))
+}
+
+/// `knee`: latency bends at a level of load, when the run's levels are load (those of a prompt
+/// sweep or of a conversation's rounds are not).
+fn knee_finding(report: &Report, agg: &Aggregates) -> Option<Finding> {
     let load_levels =
         report.scenario != "prompt_sweep" && !crate::scenario::is_conversation_id(&report.scenario);
-    if let Some(level) = agg.knee_level.filter(|_| load_levels)
-        && let Some(evidence) = knee_evidence(agg, level)
-    {
-        out.push(finding(
-            "knee",
-            Severity::Info,
-            "Latency bends under load",
-            evidence,
-            "Keep production concurrency below the knee, or add capacity there.",
-        ));
+    let level = agg.knee_level.filter(|_| load_levels)?;
+    let evidence = knee_evidence(agg, level)?;
+    Some(finding(
+        "knee",
+        Severity::Info,
+        "Latency bends under load",
+        evidence,
+        "Keep production concurrency below the knee, or add capacity there.",
+    ))
+}
+
+/// `browser_queue`: requests held in the browser, P95 above [`BROWSER_QUEUE_P95_MS`].
+fn browser_queue_finding(agg: &Aggregates) -> Option<Finding> {
+    let q = agg.browser_queue.filter(|q| q.p95 > BROWSER_QUEUE_P95_MS)?;
+    Some(finding(
+        "browser_queue",
+        Severity::Warning,
+        "Requests waited in the browser before being sent",
+        format!(
+            "browser queue P50 {:.1} ms, P95 {:.1} ms, max {:.0} ms (included in TTFT)",
+            q.p50, q.p95, q.max
+        ),
+        "Browsers open at most 6 HTTP/1.1 connections per origin: lower concurrency to 6, add shard URLs, or serve over HTTP/2.",
+    ))
+}
+
+/// `errors`: failed requests, by kind.
+fn errors_finding(agg: &Aggregates) -> Option<Finding> {
+    if agg.errors.is_empty() {
+        return None;
     }
-    if let Some(q) = agg.browser_queue.filter(|q| q.p95 > BROWSER_QUEUE_P95_MS) {
-        out.push(finding(
-            "browser_queue",
-            Severity::Warning,
-            "Requests waited in the browser before being sent",
-            format!("browser queue P50 {:.1} ms, P95 {:.1} ms, max {:.0} ms (included in TTFT)", q.p50, q.p95, q.max),
-            "Browsers open at most 6 HTTP/1.1 connections per origin: lower concurrency to 6, add shard URLs, or serve over HTTP/2.",
-        ));
-    }
-    if !agg.errors.is_empty() {
-        let total: usize = agg.errors.values().sum();
-        out.push(finding(
-            "errors",
-            Severity::Problem,
-            "Requests failed",
-            format!("{total} of {} failed: {}", agg.count, agg.errors.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")),
-            "Open the failed requests to see each message; errors are excluded from latency statistics.",
-        ));
-    }
-    if agg.not_streamed > 0 {
-        out.push(finding(
-            "not_streamed",
-            Severity::Problem,
-            "The endpoint did not stream",
-            format!(
-                "{} of {} requests were answered in one piece (a JSON body, not a stream): their first token is the whole answer",
-                agg.not_streamed, agg.count
-            ),
-            "Check that `stream: true` reaches the server: a proxy or gateway may buffer or rewrite the request; TTFT and ITL mean nothing until it streams.",
-        ));
-    }
-    if !ok.is_empty() && agg.tokens_from_server == 0 {
-        out.push(finding(
-            "estimated_tokens",
-            Severity::Info,
-            "Token counts are estimated",
-            format!("none of the {} successful requests carried usage; tokens were counted one per chunk", ok.len()),
-            "Ask for usage (stream_options.include_usage, continuous_usage_stats) so TPOT is exact.",
-        ));
-    }
-    out
+    let total: usize = agg.errors.values().sum();
+    Some(finding(
+        "errors",
+        Severity::Problem,
+        "Requests failed",
+        format!(
+            "{total} of {} failed: {}",
+            agg.count,
+            agg.errors
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        "Open the failed requests to see each message; errors are excluded from latency statistics.",
+    ))
+}
+
+/// `not_streamed`: requests answered in one piece.
+fn not_streamed_finding(agg: &Aggregates) -> Option<Finding> {
+    (agg.not_streamed > 0).then(|| finding(
+        "not_streamed",
+        Severity::Problem,
+        "The endpoint did not stream",
+        format!(
+            "{} of {} requests were answered in one piece (a JSON body, not a stream): their first token is the whole answer",
+            agg.not_streamed, agg.count
+        ),
+        "Check that `stream: true` reaches the server: a proxy or gateway may buffer or rewrite the request; TTFT and ITL mean nothing until it streams.",
+    ))
+}
+
+/// `estimated_tokens`: no successful request (of `ok_count`) carried a count from the server.
+fn estimated_tokens_finding(agg: &Aggregates, ok_count: usize) -> Option<Finding> {
+    (ok_count > 0 && agg.tokens_from_server == 0).then(|| finding(
+        "estimated_tokens",
+        Severity::Info,
+        "Token counts are estimated",
+        format!("none of the {ok_count} successful requests carried usage; tokens were counted one per chunk"),
+        "Ask for usage (stream_options.include_usage, continuous_usage_stats) so TPOT is exact.",
+    ))
 }
 
 /// A conversation's rounds share their prefix (each prompt extends the one before), so from the
