@@ -293,24 +293,97 @@ pub fn merge_files(
     files: &[(String, String)],
     options: &MergeOptions,
 ) -> Result<Merged, TimelineError> {
-    if files.is_empty() {
-        return Err(TimelineError::NoFiles);
-    }
-    let mut bad_lines = Vec::new();
-    let mut lines: Vec<TimelineLine> = Vec::new();
-    let mut lines_read = 0;
-    let mut duplicates = 0;
-    let mut seen: HashSet<(String, String, u32)> = HashSet::new();
-    // Requests started per (run, worker), from ledgers (a Locust master writes one).
-    let mut started: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for (name, text) in files {
-        if let Some(ledger) = Ledger::read(text) {
-            for (worker, n) in ledger.started {
-                let count = started.entry((ledger.run.clone(), worker)).or_insert(0);
-                *count = (*count).max(n);
-            }
-            continue;
+    let read = ReadLines::of_files(files)?;
+    let lines = read.lines;
+    let workers = workers_of(&lines);
+    let missing = missing_requests(&workers, &lines, read.started);
+    let axis = TimeAxis::of(&workers, &lines);
+    let skew = clock_skew(&workers, &lines, &axis.anchors);
+    let order = send_order(&axis.start, &lines);
+    let (vantages, title) = vantages_and_title(&order, &lines);
+    let endpoint = endpoint_of(&order, &lines);
+    let scenario = options
+        .scenario
+        .clone()
+        .unwrap_or_else(|| infer_scenario(&lines).to_owned());
+    let resolution = vantages
+        .iter()
+        .filter_map(|v| v.clock_resolution_ms)
+        .fold(None, |acc: Option<f64>, r| {
+            Some(acc.map_or(r, |a| a.max(r)))
+        });
+    let requests = records(lines, &order, &axis.start, &options.metrics);
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    let mut report = Report::new(title, endpoint, scenario)
+        .created_at(axis.wall_min)
+        .with_clock_resolution(resolution)
+        .with_settings(serde_json::json!({ "timeline_files": names }))
+        .with_requests(requests);
+    report.vantage = Some(describe_vantages(&vantages));
+    report.import_notes = import_notes(read.duplicates, &missing, skew.as_ref(), &read.bad_lines);
+    Ok(Merged {
+        report,
+        lines_read: read.lines_read,
+        duplicates: read.duplicates,
+        missing,
+        skew,
+        vantages,
+        bad_lines: read.bad_lines,
+    })
+}
+
+/// The good lines of a run's files, each (`run`, `worker`, `index`) once, in the order read,
+/// with what was refused and what the ledgers say.
+struct ReadLines {
+    lines: Vec<TimelineLine>,
+    /// Good lines read, duplicates included.
+    lines_read: usize,
+    duplicates: usize,
+    bad_lines: Vec<LineError>,
+    /// Requests started per (run, worker), from ledgers (a Locust master writes one).
+    started: BTreeMap<(String, String), u64>,
+    seen: HashSet<(String, String, u32)>,
+}
+
+impl ReadLines {
+    /// Reads every file: an error for no file, a file without one good line, or ledgers alone.
+    fn of_files(files: &[(String, String)]) -> Result<Self, TimelineError> {
+        if files.is_empty() {
+            return Err(TimelineError::NoFiles);
         }
+        let mut read = Self {
+            lines: Vec::new(),
+            lines_read: 0,
+            duplicates: 0,
+            bad_lines: Vec::new(),
+            started: BTreeMap::new(),
+            seen: HashSet::new(),
+        };
+        for (name, text) in files {
+            match Ledger::read(text) {
+                Some(ledger) => read.ledger(ledger),
+                None => read.file(name, text)?,
+            }
+        }
+        if read.lines.is_empty() {
+            return Err(TimelineError::OnlyLedgers);
+        }
+        Ok(read)
+    }
+
+    /// Keeps a ledger's counts, the largest where several name one worker.
+    fn ledger(&mut self, ledger: Ledger) {
+        for (worker, n) in ledger.started {
+            let count = self
+                .started
+                .entry((ledger.run.clone(), worker))
+                .or_insert(0);
+            *count = (*count).max(n);
+        }
+    }
+
+    /// Reads one timeline file's lines (blank ones skipped, a byte-order mark ignored).
+    fn file(&mut self, name: &str, text: &str) -> Result<(), TimelineError> {
         let mut good = 0;
         let mut first_problem = None;
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -321,16 +394,16 @@ pub fn merge_files(
             match TimelineLine::parse(raw_line) {
                 Ok(line) => {
                     good += 1;
-                    lines_read += 1;
+                    self.lines_read += 1;
                     let key = (
                         line.run.clone(),
                         line.vantage.worker.clone(),
                         line.request.index,
                     );
-                    if seen.insert(key) {
-                        lines.push(line);
+                    if self.seen.insert(key) {
+                        self.lines.push(line);
                     } else {
-                        duplicates += 1;
+                        self.duplicates += 1;
                     }
                 }
                 Err(e) => {
@@ -338,8 +411,8 @@ pub fn merge_files(
                     if good == 0 && first_problem.is_none() {
                         first_problem = Some(message.clone());
                     }
-                    bad_lines.push(LineError {
-                        file: name.clone(),
+                    self.bad_lines.push(LineError {
+                        file: name.to_owned(),
                         line: no + 1,
                         message,
                     });
@@ -348,16 +421,17 @@ pub fn merge_files(
         }
         if good == 0 {
             return Err(TimelineError::NoLines {
-                file: name.clone(),
+                file: name.to_owned(),
                 first_problem,
             });
         }
+        Ok(())
     }
+}
 
-    if lines.is_empty() {
-        return Err(TimelineError::OnlyLedgers);
-    }
-    // Workers, in order of appearance.
+/// The workers (a run and a worker name), in order of appearance, each with its lines in
+/// order of sending.
+fn workers_of(lines: &[TimelineLine]) -> Vec<Worker> {
     let mut workers: Vec<Worker> = Vec::new();
     let mut worker_of: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (i, line) in lines.iter().enumerate() {
@@ -380,11 +454,19 @@ pub fn merge_files(
                 .then(lines[a].request.index.cmp(&lines[b].request.index))
         });
     }
+    workers
+}
 
-    // Missing requests: what a ledger says a worker started without a line for it (a worker
-    // killed mid-run loses its last requests, which no gap shows), else gaps in its indexes.
+/// Missing requests, `(worker, count)`: what a ledger says a worker started without a line
+/// for it (a worker killed mid-run loses its last requests, which no gap shows), else gaps in
+/// its indexes; workers a ledger names that left no line at all lost everything they started.
+fn missing_requests(
+    workers: &[Worker],
+    lines: &[TimelineLine],
+    mut started: BTreeMap<(String, String), u64>,
+) -> Vec<(String, u32)> {
     let mut missing = Vec::new();
-    for w in &workers {
+    for w in workers {
         let max = w
             .lines
             .iter()
@@ -400,30 +482,50 @@ pub fn merge_files(
             missing.push((w.name.clone(), u32::try_from(lost).unwrap_or(u32::MAX)));
         }
     }
-    // Workers a ledger names that left no line at all lost everything they started.
     for ((_, worker), n) in started {
         if n > 0 {
             missing.push((worker, u32::try_from(n).unwrap_or(u32::MAX)));
         }
     }
+    missing
+}
 
-    // One time axis: each worker's monotonic clock, anchored at its first send's wall time.
-    let anchors: Vec<(f64, f64)> = workers
-        .iter()
-        .map(|w| {
-            let first = &lines[w.lines[0]].capture;
-            (first.sent_ms, first.sent_wall_ms)
-        })
-        .collect();
-    let wall_min = anchors.iter().map(|a| a.1).fold(f64::INFINITY, f64::min);
-    let mut start = vec![0.0; lines.len()];
-    for (w, &(s0, wall0)) in workers.iter().zip(&anchors) {
-        for &i in &w.lines {
-            start[i] = (lines[i].capture.sent_ms - s0) + (wall0 - wall_min);
+/// One time axis: each worker's monotonic clock, anchored at its first send's wall time.
+struct TimeAxis {
+    /// Per worker: its first send's `(sent_ms, sent_wall_ms)`.
+    anchors: Vec<(f64, f64)>,
+    /// The earliest anchor's wall time: the axis' 0.
+    wall_min: f64,
+    /// Each line's send on the axis (ms).
+    start: Vec<f64>,
+}
+
+impl TimeAxis {
+    fn of(workers: &[Worker], lines: &[TimelineLine]) -> Self {
+        let anchors: Vec<(f64, f64)> = workers
+            .iter()
+            .map(|w| {
+                let first = &lines[w.lines[0]].capture;
+                (first.sent_ms, first.sent_wall_ms)
+            })
+            .collect();
+        let wall_min = anchors.iter().map(|a| a.1).fold(f64::INFINITY, f64::min);
+        let mut start = vec![0.0; lines.len()];
+        for (w, &(s0, wall0)) in workers.iter().zip(&anchors) {
+            for &i in &w.lines {
+                start[i] = (lines[i].capture.sent_ms - s0) + (wall0 - wall_min);
+            }
+        }
+        Self {
+            anchors,
+            wall_min,
+            start,
         }
     }
-    let skew = clock_skew(&workers, &lines, &anchors);
+}
 
+/// The lines' indexes in order of sending on the time axis (then by worker and index).
+fn send_order(start: &[f64], lines: &[TimelineLine]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..lines.len()).collect();
     order.sort_by(|&a, &b| {
         start[a]
@@ -431,14 +533,20 @@ pub fn merge_files(
             .then_with(|| lines[a].vantage.worker.cmp(&lines[b].vantage.worker))
             .then(lines[a].request.index.cmp(&lines[b].request.index))
     });
+    order
+}
 
-    // Vantages and runs in order of their first send, the probe's first: the same run whatever
-    // the order of the files or of their lines (a merged run exported as one file merges back
-    // as it was).
-    let is_probe = |l: &TimelineLine| l.vantage.client == crate::probe::PROBE_CLIENT;
+fn is_probe(line: &TimelineLine) -> bool {
+    line.vantage.client == crate::probe::PROBE_CLIENT
+}
+
+/// The vantages, and the title (the runs' names joined), in order of their first send, the
+/// probe's first: the same run whatever the order of the files or of their lines (a merged
+/// run exported as one file merges back as it was).
+fn vantages_and_title(order: &[usize], lines: &[TimelineLine]) -> (Vec<Vantage>, String) {
     let mut vantages: Vec<Vantage> = Vec::new();
     let mut runs: Vec<(&str, bool)> = Vec::new();
-    for &i in &order {
+    for &i in order {
         let line = &lines[i];
         let v = &line.vantage;
         if !vantages
@@ -454,29 +562,34 @@ pub fn merge_files(
     }
     vantages.sort_by_key(|v| v.client != crate::probe::PROBE_CLIENT);
     runs.sort_by_key(|r| !r.1);
+    let title = runs.iter().map(|r| r.0).collect::<Vec<_>>().join(" + ");
+    (vantages, title)
+}
+
+/// The endpoint as the first line sent asked it (the probe's first, in a probe under load).
+fn endpoint_of(order: &[usize], lines: &[TimelineLine]) -> EndpointInfo {
     let first = &lines[order
         .iter()
         .copied()
         .find(|&i| is_probe(&lines[i]))
         .unwrap_or(order[0])];
-    let endpoint = EndpointInfo {
+    EndpointInfo {
         base_url: base_of(&first.request.url, first.request.api),
         model: first.request.model.clone(),
         dialect: first.request.api,
-    };
-    let title = runs.iter().map(|r| r.0).collect::<Vec<_>>().join(" + ");
-    let scenario = options
-        .scenario
-        .clone()
-        .unwrap_or_else(|| infer_scenario(&lines).to_owned());
-    let resolution = vantages
-        .iter()
-        .filter_map(|v| v.clock_resolution_ms)
-        .fold(None, |acc: Option<f64>, r| {
-            Some(acc.map_or(r, |a| a.max(r)))
-        });
+    }
+}
+
+/// Each line recomputed by the core into its record, in send order, at its place on the time
+/// axis (`start`), keeping where it came from; each line is moved into its record (its body
+/// is not copied).
+fn records(
+    lines: Vec<TimelineLine>,
+    order: &[usize],
+    start: &[f64],
+    metrics: &MetricsConfig,
+) -> Vec<RequestRecord> {
     let mut requests = Vec::with_capacity(lines.len());
-    // Each line moved into its record (its body is not copied).
     let mut slots: Vec<Option<TimelineLine>> = lines.into_iter().map(Some).collect();
     for (new_index, &i) in order.iter().enumerate() {
         let Some(line) = slots[i].take() else {
@@ -494,7 +607,7 @@ pub fn merge_files(
             line.request.group.clone(),
             line.request.level,
             &timeline,
-            &options.metrics,
+            metrics,
         );
         requests.push(RequestRecord {
             warmup: line.request.warmup,
@@ -513,24 +626,7 @@ pub fn merge_files(
             ..record
         });
     }
-
-    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    let mut report = Report::new(title, endpoint, scenario)
-        .created_at(wall_min)
-        .with_clock_resolution(resolution)
-        .with_settings(serde_json::json!({ "timeline_files": names }))
-        .with_requests(requests);
-    report.vantage = Some(describe_vantages(&vantages));
-    report.import_notes = import_notes(duplicates, &missing, skew.as_ref(), &bad_lines);
-    Ok(Merged {
-        report,
-        lines_read,
-        duplicates,
-        missing,
-        skew,
-        vantages,
-        bad_lines,
-    })
+    requests
 }
 
 /// Whether `text` is a timeline file (its first non-blank line names a `ttft-timeline/`
