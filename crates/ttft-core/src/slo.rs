@@ -972,11 +972,11 @@ mod tests {
         assert_eq!("e2e p99 <= 60s".parse::<SloSet>(), Ok(SloSet::batch()));
     }
 
-    #[test]
-    fn every_mistake_says_what_to_write() {
+    /// Each mistake a written SLO can make, with the error it gets.
+    fn mistakes() -> Vec<(&'static str, SloError)> {
         use SloMetric::*;
         let part = |s: &str| s.to_owned();
-        let cases: Vec<(&str, SloError)> = vec![
+        vec![
             ("", SloError::NoObjectives),
             (" , ;", SloError::NoObjectives),
             ("chat:", SloError::NoObjectives),
@@ -1088,8 +1088,14 @@ mod tests {
                 },
             ),
             (" : ttft p90 <= 1s", SloError::Name(String::new())),
-        ];
-        for (text, want) in cases {
+        ]
+    }
+
+    #[test]
+    fn every_mistake_says_what_to_write() {
+        use SloMetric::*;
+        let part = |s: &str| s.to_owned();
+        for (text, want) in mistakes() {
             let got = SloSet::parse(text);
             assert_eq!(got, Err(want.clone()), "{text:?}");
             let msg = want.to_string();
@@ -1119,7 +1125,11 @@ mod tests {
             SloError::NoObjectives.to_string(),
             "an SLO needs at least one objective, e.g. `ttft p90 <= 1000ms`"
         );
-        // Sets built in code are checked the same way.
+    }
+
+    #[test]
+    fn sets_built_in_code_are_checked_the_same_way() {
+        use SloMetric::*;
         assert_eq!(SloSet::new("x", Vec::new()), Err(SloError::NoObjectives));
         let long = "n".repeat(41);
         for bad in ["", " x", "a:b", "a,b", long.as_str()] {
