@@ -62,8 +62,18 @@ pub(crate) fn check(root: &Path) -> Result<()> {
 /// build against.
 const SANS_IO: &[&str] = &["ttft-core", "ttft-share"];
 const IO_CRATES: &[&str] = &[
-    "leptos", "web-sys", "js-sys", "wasm-bindgen", "gloo", "tokio", "axum", "hyper", "tower",
-    "reqwest", "mio", "async-std",
+    "leptos",
+    "web-sys",
+    "js-sys",
+    "wasm-bindgen",
+    "gloo",
+    "tokio",
+    "axum",
+    "hyper",
+    "tower",
+    "reqwest",
+    "mio",
+    "async-std",
 ];
 
 /// The IO crates in a `cargo tree --prefix none --format {p}` listing (`name vX.Y.Z (path)`).
@@ -91,12 +101,23 @@ pub(crate) fn check_sans_io(root: &Path) -> Result<()> {
         }
         let out = Command::new("cargo")
             .current_dir(root)
-            .args(["tree", "-p", krate, "-e", "normal,build", "--prefix", "none"])
+            .args([
+                "tree",
+                "-p",
+                krate,
+                "-e",
+                "normal,build",
+                "--prefix",
+                "none",
+            ])
             .args(["--format", "{p}"])
             .output()
             .with_context(|| format!("running cargo tree -p {krate}"))?;
         if !out.status.success() {
-            bail!("cargo tree -p {krate} failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "cargo tree -p {krate} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let io = io_crates_in(&String::from_utf8_lossy(&out.stdout));
         if !io.is_empty() {
@@ -106,7 +127,10 @@ pub(crate) fn check_sans_io(root: &Path) -> Result<()> {
             );
         }
     }
-    eprintln!("    {} build against no web, async or server crate", SANS_IO.join(" and "));
+    eprintln!(
+        "    {} build against no web, async or server crate",
+        SANS_IO.join(" and ")
+    );
     Ok(())
 }
 
