@@ -658,7 +658,7 @@ const PROBE_RISE_MS: f64 = 100.0;
 #[ignore = "needs Locust, the built app and Chromium: run `cargo xtask test`"]
 async fn a_browser_probe_feels_the_locust_load() -> Result<()> {
     use fantoccini::Locator;
-    use ttft_core::probe::{PROBE_CLIENT, probe_under_load};
+    use ttft_core::probe::probe_under_load;
     use ttft_core::timeline_file::{Vantage, export};
     use ttft_e2e::{
         click, drawn_charts, open_studio, saved_runs, set_field, wait_run_complete, wait_text,
@@ -802,7 +802,23 @@ async fn a_browser_probe_feels_the_locust_load() -> Result<()> {
         hi.ttft_p50_ms
     );
 
-    // Against the server's records.
+    check_probe_against_server(port, since, &merged, &p).await?;
+    let _ = std::fs::remove_dir_all(&dir);
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// The probe under load against the server's records: the probe's TTFT against the server's
+/// first write, the load the merge counted at each probe send against the requests the
+/// server had in flight then, and the server's queue time at low and high load.
+async fn check_probe_against_server(
+    port: u16,
+    since: f64,
+    merged: &ttft_core::Report,
+    p: &ttft_core::probe::ProbeUnderLoad,
+) -> Result<()> {
+    use ttft_core::probe::PROBE_CLIENT;
+
     let truth = ground_truth_since(port, since, PROBE_MODEL).await?;
     let by_id: std::collections::HashMap<&str, &Value> = truth
         .iter()
@@ -890,7 +906,5 @@ async fn a_browser_probe_feels_the_locust_load() -> Result<()> {
         q_hi > q_lo,
         "the server queued the probe longer at high load: {q_lo:.1} → {q_hi:.1} ms"
     );
-    let _ = std::fs::remove_dir_all(&dir);
-    session.client.clone().close().await?;
     Ok(())
 }

@@ -278,7 +278,13 @@ async fn aiperf_profile_export_imports_as_the_server_saw_it() -> Result<()> {
     );
     ensure!(gap_max <= GAP_MS, "per-gap error up to {gap_max:.2} ms");
 
-    // The same real file without its gaps: the import keeps none and invents none.
+    imports_without_gaps(&lines, &report)?;
+    imports_with_aiperf_summary(&run)?;
+    Ok(())
+}
+
+/// The same real file without its gaps: the import keeps none and invents none.
+fn imports_without_gaps(lines: &[Value], report: &Report) -> Result<()> {
     let stripped: String = lines
         .iter()
         .map(|l| {
@@ -301,8 +307,11 @@ async fn aiperf_profile_export_imports_as_the_server_saw_it() -> Result<()> {
         ensure!(b.metrics.output_arrivals == 1 && !b.metrics.coalesced);
     }
     ensure!(bare.import_notes.is_empty(), "{:?}", bare.import_notes);
+    Ok(())
+}
 
-    // With AIPerf's aggregate beside it: the model, and AIPerf's own summary beside ours.
+/// With AIPerf's aggregate beside it: the model, and AIPerf's own summary beside ours.
+fn imports_with_aiperf_summary(run: &AiperfRun) -> Result<()> {
     let mut both = import_files(&[
         ("profile_export.jsonl", run.records.as_str()),
         ("profile_export_aiperf.json", run.aggregate.as_str()),
