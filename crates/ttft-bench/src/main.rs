@@ -416,7 +416,7 @@ async fn link_row(
     report: &Report,
     replay_chars: Option<f64>,
 ) -> Result<Value> {
-    use ttft_core::share::{ShareOptions, compact_for_share, decode, encode, encode_r1, encode_r2};
+    use ttft_share::{ShareOptions, compact_for_share, decode, encode, encode_r1, encode_r2};
     let n = report.requests.len();
     let started = Instant::now();
     let link = encode(report, &ShareOptions::default());
@@ -487,9 +487,8 @@ async fn link_row(
 }
 
 /// Where the bytes of a report's link go, part by part: as a table, and the parts.
-fn link_breakdown(report: &Report) -> (String, Vec<ttft_core::share::LinkPart>) {
-    let (link, parts) =
-        ttft_core::share::breakdown(report, &ttft_core::share::ShareOptions::default());
+fn link_breakdown(report: &Report) -> (String, Vec<ttft_share::LinkPart>) {
+    let (link, parts) = ttft_share::breakdown(report, &ttft_share::ShareOptions::default());
     let mut out = format!(
         "{} requests: {} characters ({} kept, gaps of {}, {} replays, {} ms steps)\n{:<68} {:>8} {:>8} {:>8}\n",
         report.requests.len(),
@@ -513,7 +512,7 @@ fn link_breakdown(report: &Report) -> (String, Vec<ttft_core::share::LinkPart>) 
 }
 
 /// What a link's replays (their pieces and text) take of it, in characters, from its parts.
-fn replay_chars(parts: &[ttft_core::share::LinkPart]) -> f64 {
+fn replay_chars(parts: &[ttft_share::LinkPart]) -> f64 {
     parts
         .iter()
         .filter(|p| p.name == "replay" || p.name == "text")
@@ -524,7 +523,7 @@ fn replay_chars(parts: &[ttft_core::share::LinkPart]) -> f64 {
 /// `--links-from FILE`: the link figures of a kept run (FILE, a report's JSON) and of 1,000 and
 /// 10,000 requests resampled from it as the bench does, without a browser.
 fn links_from(path: &Path) -> Result<()> {
-    use ttft_core::share::{ShareOptions, decode, encode, encode_r3_deflate};
+    use ttft_share::{ShareOptions, decode, encode, encode_r3_deflate};
     let real = ttft_core::report::read_json(&std::fs::read(path)?)?;
     for n in [real.requests.len(), 1000, 10_000] {
         let report = if n == real.requests.len() {

@@ -2,13 +2,12 @@
 //! request's client, the headline is the probe's, the load in flight at each probe send is
 //! counted from the load's own send and end times, and the finding says how the probe's TTFT
 //! moved with the load (and holds back when it did not, or without enough probe requests).
-//! Exported as a timeline and merged again it is the same run; through a share link it keeps
-//! each request's client and the probe's figures, and links made before clients still open.
+//! Exported as a timeline and merged again it is the same run (its share links:
+//! `crates/ttft-share/tests/probe.rs`).
 
 use ttft_core::capture::{Capture, CaptureEnd, CapturedHead};
 use ttft_core::diagnosis::diagnose;
 use ttft_core::probe::{PROBE_CLIENT, probe_under_load};
-use ttft_core::share;
 use ttft_core::timeline::Read;
 use ttft_core::timeline_file::{
     MergeOptions, RawCapture, RequestInfo, TimelineLine, Vantage, export, merge_files,
@@ -356,130 +355,4 @@ fn a_merged_probe_run_exported_and_merged_again_is_the_same_run() {
         (&other.report.title, &other.report.vantage, &other.vantages),
         (&first.report.title, &first.report.vantage, &first.vantages)
     );
-}
-
-/// `a` within `tolerance` (ms) of `b`.
-fn near(what: &str, a: f64, b: f64, tolerance: f64) {
-    assert!(
-        (a - b).abs() <= tolerance + 1e-9,
-        "{what}: {a} vs {b} (tolerance {tolerance})"
-    );
-}
-
-#[test]
-fn a_probe_under_load_link_keeps_each_request_s_client_and_the_probe_s_figures() {
-    let merged = merge_files(
-        &files(|load| 50.0 + 25.0 * f64::from(load), 25),
-        &MergeOptions::default(),
-    )
-    .unwrap();
-    let report = &merged.report;
-    let link = share::encode(report, &share::ShareOptions::default());
-    assert_eq!(link.requests_kept, report.requests.len());
-    let back = share::decode(&link.text).expect("opens");
-    let shared = back.shared.as_ref().unwrap();
-    // Recomputed from the requests, no headline carried, nothing said missing about clients.
-    assert!(shared.headline.is_none());
-    assert!(
-        shared.left_out.iter().all(|l| !l.contains("client")),
-        "{:?}",
-        shared.left_out
-    );
-    let clients = |r: &ttft_core::Report| -> Vec<Option<String>> {
-        r.requests.iter().map(|q| q.client.clone()).collect()
-    };
-    assert_eq!(clients(&back), clients(report));
-    assert!(back.is_probe_under_load());
-    // The probe's headline and its chart, within the link's step (0.1 ms): a time within half
-    // a step, a request's end (its send plus its duration) within one.
-    let step = link.precision_ms;
-    let (a, b) = (back.aggregates(), report.aggregates());
-    assert_eq!(a.count, 25);
-    assert_eq!((a.count, a.errors), (b.count, b.errors));
-    let (ta, tb) = (a.ttft.unwrap(), b.ttft.unwrap());
-    near("ttft p50", ta.p50, tb.p50, step / 2.0);
-    near("ttft max", ta.max, tb.max, step / 2.0);
-    near("itl p50", a.itl.unwrap().p50, b.itl.unwrap().p50, step);
-    let (p, q) = (
-        probe_under_load(&back).expect("still a probe under load"),
-        probe_under_load(report).unwrap(),
-    );
-    assert_eq!(
-        (
-            p.probe_count,
-            p.load_count,
-            &p.load_client,
-            p.peak_in_flight
-        ),
-        (
-            q.probe_count,
-            q.load_count,
-            &q.load_client,
-            q.peak_in_flight
-        )
-    );
-    assert_eq!(p.points.len(), q.points.len());
-    for (x, y) in p.points.iter().zip(&q.points) {
-        assert_eq!(x.load_in_flight, y.load_in_flight, "at {} ms", y.start_ms);
-        near("probe send", x.start_ms, y.start_ms, step / 2.0);
-        near(
-            "probe ttft",
-            x.ttft_ms.unwrap(),
-            y.ttft_ms.unwrap(),
-            step / 2.0,
-        );
-    }
-    assert_eq!(p.load_timeline.len(), q.load_timeline.len());
-    for (x, y) in p.load_timeline.iter().zip(&q.load_timeline) {
-        assert_eq!(x.1, y.1);
-        near("load step", x.0, y.0, step);
-    }
-    assert_eq!(p.ttft_by_load.len(), 3);
-    for (x, y) in p.ttft_by_load.iter().zip(&q.ttft_by_load) {
-        assert_eq!((x.from, x.to, x.count), (y.from, y.to, y.count));
-        near("band ttft p50", x.ttft_p50_ms, y.ttft_p50_ms, step / 2.0);
-    }
-    let finding = |r: &ttft_core::Report| {
-        diagnose(r, &r.aggregates())
-            .into_iter()
-            .find(|f| f.id == "probe_under_load")
-            .map(|f| f.title)
-    };
-    assert_eq!(finding(&back), finding(report));
-    // Before links carried clients, the same run's link carried the probe's headline instead
-    // and was coded by the first layout alone: the link is shorter now, for both reasons.
-    let before = include_str!("data/links/probe-under-load-before-clients.r3.txt");
-    assert!(
-        link.text.len() < before.trim().len(),
-        "{} characters now, {} before",
-        link.text.len(),
-        before.trim().len()
-    );
-}
-
-#[test]
-fn links_made_before_clients_still_open_with_the_probe_s_headline() {
-    for old in [
-        include_str!("data/links/probe-under-load-before-clients.r3.txt"),
-        include_str!("data/links/probe-under-load-before-clients.r2.txt"),
-    ] {
-        let back = share::decode(old).expect("an older link opens");
-        assert_eq!(back.requests.len(), 75);
-        // No client per request: no probe under load; its carried headline is the probe's.
-        assert!(back.requests.iter().all(|r| r.client.is_none()));
-        assert!(!back.is_probe_under_load());
-        let shared = back.shared.as_ref().unwrap();
-        assert!(shared.headline.is_some());
-        let agg = back.aggregates();
-        assert_eq!(agg.count, 25);
-        assert_eq!(agg.ttft.unwrap().min, 75.0);
-        assert!(
-            shared
-                .left_out
-                .iter()
-                .any(|l| l.contains("which client measured each request")),
-            "{:?}",
-            shared.left_out
-        );
-    }
 }

@@ -2,13 +2,12 @@
 //! read into the request's metrics; hit rates per run and per round, worked by hand; the
 //! shared-prefix scenario's growing conversation; the diagnosis that fires when TTFT grows with
 //! a conversation its cache should have served (and stays quiet, or says the cache works, when
-//! it does not); the numbers kept in report files and share links.
+//! it does not); the numbers kept in report files (and share links: `crates/ttft-share/tests`).
 
 use ttft_core::diagnosis::{Finding, diagnose};
 use ttft_core::metrics::{MetricsConfig, RequestMetrics};
 use ttft_core::report::{EndpointInfo, PromptCache, Report, RequestRecord};
 use ttft_core::scenario::{Conversation, ScenarioConfig, ScenarioKind, is_conversation_id};
-use ttft_core::share::{self, ShareOptions};
 use ttft_core::timeline::{RequestRecorder, RequestTimeline};
 
 /// A timeline of an SSE stream read as `(ms, bytes)`.
@@ -341,7 +340,7 @@ fn the_shared_prefix_scenario_grows_one_conversation_behind_a_long_system_prompt
 }
 
 #[test]
-fn cached_tokens_survive_report_files_and_share_links() {
+fn cached_tokens_survive_report_files() {
     let mut r = conversation(
         "shared_prefix",
         &[
@@ -365,26 +364,4 @@ fn cached_tokens_survive_report_files_and_share_links() {
     }
     let old = ttft_core::report::read_value(v).unwrap();
     assert_eq!(old.aggregates().prompt_cache, None);
-    // r2 links carry both numbers per request (flag bits, read as absent in older links).
-    let link = share::encode(
-        &r,
-        &ShareOptions {
-            max_chars: None,
-            ..ShareOptions::default()
-        },
-    );
-    let opened = share::decode(&format!("https://studio.example/#share={}", link.text)).unwrap();
-    let got: Vec<(Option<u64>, Option<u64>)> = opened
-        .requests
-        .iter()
-        .map(|q| (q.metrics.cached_tokens, q.metrics.cache_write_tokens))
-        .collect();
-    assert_eq!(
-        got,
-        [(Some(0), None), (Some(1600), Some(100)), (None, None)]
-    );
-    assert_eq!(
-        opened.aggregates().prompt_cache,
-        r.aggregates().prompt_cache
-    );
 }

@@ -139,19 +139,14 @@ fn extra_header_lines() {
     );
 }
 
-/// The browser that measured a run travels with its clock resolution, in the file and in a
-/// share link, and is named shortly for the page; files without it still open.
+/// The browser that measured a run travels with its clock resolution in the file, and is named
+/// shortly for the page; files without it still open.
 #[test]
 fn the_measuring_browser_travels_with_the_clock() {
     use ttft_core::report::browser_name;
-    use ttft_core::share::{self, ShareOptions};
     let firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0";
     let r = report(vec![record(0, 100.0, 10.0, 5)]).with_user_agent(Some(firefox.into()));
     assert_eq!(read_json(r.to_json_pretty().as_bytes()).unwrap(), r);
-    let link = share::encode(&r, &ShareOptions::default());
-    let back = share::decode(&link.text).unwrap();
-    assert_eq!(back.user_agent.as_deref(), Some(firefox));
-    assert_eq!(back.clock_resolution_ms, Some(0.005));
     let old = serde_json::to_value(report(vec![])).unwrap();
     assert!(old.get("user_agent").is_none(), "absent when unknown");
     assert_eq!(

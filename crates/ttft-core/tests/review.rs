@@ -1,5 +1,6 @@
 //! Blind review: which streams play, on which side, the votes each run keeps, how they travel
-//! (report files, share links) and how the comparison reads them beside the reading QoE.
+//! (report files; share links: `crates/ttft-share/tests`) and how the comparison reads them
+//! beside the reading QoE.
 
 use ttft_core::compare::{compare, vote_summary};
 use ttft_core::metrics::MetricsConfig;
@@ -7,7 +8,6 @@ use ttft_core::report::{EndpointInfo, Report, RequestRecord, read_json};
 use ttft_core::review::{
     BlindVote, Choice, Preference, Run, VoteTally, pair_for_review, tally, tally_both,
 };
-use ttft_core::share::{self, ShareOptions};
 use ttft_core::timeline::RequestRecorder;
 
 /// One streamed request as the studio records it (with replay): headers at `ttft / 2`, the
@@ -232,7 +232,7 @@ fn tallies_follow_the_run_through_renames_and_links() {
 }
 
 #[test]
-fn votes_travel_in_report_files_and_share_links() {
+fn votes_travel_in_report_files() {
     let mut a = run("model-a", 1000.0, &[(0, 300.0), (1, 350.0)]);
     let mut b = run("model-b", 2000.0, &[(0, 900.0)]);
     // No votes: not written, and files from before votes read.
@@ -243,17 +243,6 @@ fn votes_travel_in_report_files_and_share_links() {
     vote(&mut a, &mut b, 1.78e12 + 9.25, None);
     let json = serde_json::to_string(&a).unwrap();
     assert_eq!(read_json(json.as_bytes()).unwrap().votes, a.votes);
-    // An r2 link keeps them exactly; links without them (made before) still open.
-    let link = share::encode(&a, &ShareOptions::default());
-    let back = share::decode(&link.text).unwrap();
-    assert_eq!(back.votes, a.votes);
-    assert_eq!(back.votes[1].preferred, Preference::Same);
-    let plain = run("model-a", 1000.0, &[(0, 300.0)]);
-    let back = share::decode(&share::encode(&plain, &ShareOptions::default()).text).unwrap();
-    assert!(back.votes.is_empty());
-    // r1 links carry the whole report.
-    let r1 = share::encode_r1(&share::compact_for_share(&a, 5));
-    assert_eq!(share::decode(&r1).unwrap().votes, a.votes);
 }
 
 /// The article's two models (200 words each): A starts at 0.8 s with 65 ms words, B at 3.5 s
@@ -371,10 +360,8 @@ fn the_slo_set_and_the_client_health_verdict_travel_with_the_run() {
     use ttft_core::client_health::{ClientHealth, HealthSamples};
     use ttft_core::slo::SloSet;
     let mut a = run("model-a", 1000.0, &[(0, 300.0), (1, 350.0)]);
-    // The default set stays out of the file and the link; a chosen one travels.
+    // The default set stays out of the file; a chosen one travels.
     assert!(!serde_json::to_string(&a).unwrap().contains("\"slo\""));
-    let back = share::decode(&share::encode(&a, &ShareOptions::default()).text).unwrap();
-    assert_eq!((back.slo, back.client_health), (SloSet::default(), None));
     a.slo = SloSet::parse("ttft p99 <= 400ms, e2e p50 <= 9000ms").unwrap();
     let samples = HealthSamples {
         lag: vec![(100.0, 2.0), (150.0, 300.0)],
@@ -386,10 +373,6 @@ fn the_slo_set_and_the_client_health_verdict_travel_with_the_run() {
     let json = serde_json::to_string(&a).unwrap();
     let file = read_json(json.as_bytes()).unwrap();
     assert_eq!((&file.slo, &file.client_health), (&a.slo, &a.client_health));
-    let link = share::decode(&share::encode(&a, &ShareOptions::default()).text).unwrap();
-    assert_eq!((&link.slo, &link.client_health), (&a.slo, &a.client_health));
-    let r1 = share::decode(&share::encode_r1(&share::compact_for_share(&a, 5))).unwrap();
-    assert_eq!((&r1.slo, &r1.client_health), (&a.slo, &a.client_health));
 }
 
 #[test]

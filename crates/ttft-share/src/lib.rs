@@ -15,7 +15,7 @@
 //! ([`ShareOptions::max_chars`], 64,000 characters by default) a link first keeps fewer
 //! replays, then coarser times (up to 1 ms), then the per-gap timings of only every k-th
 //! request — and then carries the full run's statistics so the headline stays exact; the
-//! opened report says what was left out ([`crate::report::SharedFrom`]). Each request's client
+//! opened report says what was left out ([`ttft_core::report::SharedFrom`]). Each request's client
 //! (a run merged from timeline files) is kept, so a probe under load opens as one, its headline
 //! and probe chart recomputed from its requests; sampling keeps every probe request and thins
 //! the load only.
@@ -41,7 +41,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use thiserror::Error;
 
-use crate::report::{Aggregates, Report, ReportFileError};
+use ttft_core::report::{Aggregates, Report, ReportFileError};
 
 /// The prefix of links in the current format.
 pub const PREFIX: &str = "r3.";
@@ -618,7 +618,7 @@ pub fn decode(input: &str) -> Result<Report, ShareError> {
             Ok(report)
         }
         2 => r2::decode(&inflate(&packed)?),
-        _ => Ok(crate::report::read_json(&inflate(&packed)?)?),
+        _ => Ok(ttft_core::report::read_json(&inflate(&packed)?)?),
     }
 }
 

@@ -7,7 +7,7 @@
 //! arrival gap with the tokens it carried; token counts (prompt-cache hits included) and their source; stalls, server
 //! timings, JSON and tool-call times, per-choice summaries; for a few requests their replay
 //! (text and times), for the others what each arrival gave a reader
-//! ([`crate::experience::ReadingUnits`]) instead of its text. Per-request rates that follow
+//! ([`ttft_core::experience::ReadingUnits`]) instead of its text. Per-request rates that follow
 //! from those (TPOT, decode rate, tokens per arrival) and every run statistic are recomputed.
 //! Left out: server request ids and wall-clock send times (they line a run up with a server's
 //! records, which the reader of a link does not have), and the timeline lines' raw captures and
@@ -38,21 +38,21 @@ use serde::{Deserialize, Serialize};
 
 use super::ShareError;
 use super::bytes::{Column, Cursor};
-use crate::agent_json::JsonProgress;
-use crate::dialect::{Dialect, ServerTimings};
-use crate::experience::{
+use ttft_core::agent_json::JsonProgress;
+use ttft_core::dialect::{Dialect, ServerTimings};
+use ttft_core::experience::{
     ExperienceConfig, ReadingUnits, record_reading_units, token_times, token_times_from_gaps,
 };
-use crate::metrics::{
+use ttft_core::metrics::{
     ChoiceSummary, RequestMetrics, Stall, TokenSource, ToolCallTiming, TtftKind,
     single_choice_rates,
 };
-use crate::report::{
+use ttft_core::report::{
     Aggregates, EndpointInfo, REPORT_VERSION, ReplayPiece, Report, RequestRecord, SharedFrom,
 };
-use crate::review::BlindVote;
-use crate::stats::Thresholds;
-use crate::timeline::Outcome;
+use ttft_core::review::BlindVote;
+use ttft_core::stats::Thresholds;
+use ttft_core::timeline::Outcome;
 
 /// The format byte that opens an r2 payload.
 const FORMAT: u8 = 2;
@@ -108,10 +108,10 @@ struct Header {
     votes: Vec<BlindVote>,
     /// The SLO set (absent from older links, and when it is the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    slo: Option<crate::slo::SloSet>,
+    slo: Option<ttft_core::slo::SloSet>,
     /// The client-health verdict (absent from older links and imported runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    client_health: Option<crate::client_health::ClientHealth>,
+    client_health: Option<ttft_core::client_health::ClientHealth>,
     /// The browser that measured the run (absent from older links and imported runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     user_agent: Option<String>,
@@ -356,7 +356,7 @@ pub(super) fn sample(report: &Report, layout: Layout) -> Vec<(&RequestRecord, bo
         .requests
         .iter()
         .filter_map(|r| {
-            if probe_kept && r.client.as_deref() == Some(crate::probe::PROBE_CLIENT) {
+            if probe_kept && r.client.as_deref() == Some(ttft_core::probe::PROBE_CLIENT) {
                 return Some((r, true));
             }
             seen += 1;
@@ -801,7 +801,7 @@ pub(super) fn encode(
         vantage: report.vantage.clone(),
         import_notes: report.import_notes.clone(),
         votes: report.votes.clone(),
-        slo: (report.slo != crate::slo::SloSet::default()).then(|| report.slo.clone()),
+        slo: (report.slo != ttft_core::slo::SloSet::default()).then(|| report.slo.clone()),
         // Its times to 1 µs (the digits past that are the clock's float noise).
         client_health: report.client_health.as_ref().map(super::round_floats),
         user_agent: report.user_agent.clone(),
@@ -969,7 +969,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Report, ShareError> {
         .map_err(|e| ShareError::Damaged(format!("its header does not read ({e})")))?;
     if header.version > REPORT_VERSION {
         return Err(ShareError::Report(
-            crate::report::ReportFileError::NewerVersion(header.version),
+            ttft_core::report::ReportFileError::NewerVersion(header.version),
         ));
     }
     let mut cols: Vec<Cursor> = parts
