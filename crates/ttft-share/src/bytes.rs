@@ -1,17 +1,17 @@
-//! The byte-level pieces of the r2 share format: LEB128 varints, zigzag for signed values,
+//! The byte-level pieces of the columns' format (r2, and what r3 carries): LEB128 varints, zigzag for signed values,
 //! little-endian `f64`s and length-prefixed strings, written to growable columns and read back
 //! with every length checked against the bytes that remain (a hostile link can only make a
 //! read fail, never allocate more than it holds).
 
-use super::ShareError;
+use crate::ShareError;
 
 /// One column being written.
 #[derive(Debug, Default, Clone)]
-pub(super) struct Column(pub(super) Vec<u8>);
+pub(crate) struct Column(pub(crate) Vec<u8>);
 
 impl Column {
     /// An unsigned integer (LEB128: 7 bits per byte, low bits first).
-    pub(super) fn u(&mut self, mut v: u64) {
+    pub(crate) fn u(&mut self, mut v: u64) {
         while v >= 0x80 {
             self.0.push((v as u8) | 0x80);
             v >>= 7;
@@ -20,17 +20,17 @@ impl Column {
     }
 
     /// A signed integer, zigzag-coded so small magnitudes of either sign take one byte.
-    pub(super) fn i(&mut self, v: i64) {
+    pub(crate) fn i(&mut self, v: i64) {
         self.u(((v << 1) ^ (v >> 63)) as u64);
     }
 
     /// A float, all 64 bits.
-    pub(super) fn f(&mut self, v: f64) {
+    pub(crate) fn f(&mut self, v: f64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
 
     /// A string: its length in bytes, then the UTF-8.
-    pub(super) fn s(&mut self, v: &str) {
+    pub(crate) fn s(&mut self, v: &str) {
         self.u(v.len() as u64);
         self.0.extend_from_slice(v.as_bytes());
     }
@@ -38,7 +38,7 @@ impl Column {
 
 /// One column being read.
 #[derive(Debug, Clone)]
-pub(super) struct Cursor<'a> {
+pub(crate) struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
     /// Which column, for the error message.
@@ -46,7 +46,7 @@ pub(super) struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    pub(super) fn new(bytes: &'a [u8], name: &'static str) -> Self {
+    pub(crate) fn new(bytes: &'a [u8], name: &'static str) -> Self {
         Self { bytes, at: 0, name }
     }
 
@@ -55,11 +55,11 @@ impl<'a> Cursor<'a> {
     }
 
     /// Bytes not read yet: an upper bound on how many more values the column can hold.
-    pub(super) fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.at
     }
 
-    pub(super) fn u(&mut self) -> Result<u64, ShareError> {
+    pub(crate) fn u(&mut self) -> Result<u64, ShareError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let Some(&b) = self.bytes.get(self.at) else {
@@ -74,12 +74,12 @@ impl<'a> Cursor<'a> {
         Err(self.damaged("a number longer than 64 bits"))
     }
 
-    pub(super) fn i(&mut self) -> Result<i64, ShareError> {
+    pub(crate) fn i(&mut self) -> Result<i64, ShareError> {
         let v = self.u()?;
         Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
     }
 
-    pub(super) fn f(&mut self) -> Result<f64, ShareError> {
+    pub(crate) fn f(&mut self) -> Result<f64, ShareError> {
         let end = self.at + 8;
         let b = self
             .bytes
@@ -90,7 +90,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A count of items that each take at least one byte of this column.
-    pub(super) fn count(&mut self) -> Result<usize, ShareError> {
+    pub(crate) fn count(&mut self) -> Result<usize, ShareError> {
         let n = self.u()?;
         usize::try_from(n)
             .ok()
@@ -99,7 +99,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A count of items stored in other columns (bounded by `limit`).
-    pub(super) fn count_of(&mut self, limit: usize) -> Result<usize, ShareError> {
+    pub(crate) fn count_of(&mut self, limit: usize) -> Result<usize, ShareError> {
         let n = self.u()?;
         usize::try_from(n)
             .ok()
@@ -107,13 +107,13 @@ impl<'a> Cursor<'a> {
             .ok_or_else(|| self.damaged("a count larger than the data"))
     }
 
-    pub(super) fn s(&mut self) -> Result<String, ShareError> {
+    pub(crate) fn s(&mut self) -> Result<String, ShareError> {
         let n = self.u()?;
         self.s_of(n)
     }
 
     /// A string of `n` bytes (its length stored elsewhere).
-    pub(super) fn s_of(&mut self, n: u64) -> Result<String, ShareError> {
+    pub(crate) fn s_of(&mut self, n: u64) -> Result<String, ShareError> {
         let n = usize::try_from(n)
             .ok()
             .filter(|n| *n <= self.remaining())
@@ -124,7 +124,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A small code that must be below `limit`.
-    pub(super) fn code(&mut self, limit: u64) -> Result<u64, ShareError> {
+    pub(crate) fn code(&mut self, limit: u64) -> Result<u64, ShareError> {
         let v = self.u()?;
         if v < limit {
             Ok(v)
@@ -135,7 +135,7 @@ impl<'a> Cursor<'a> {
 
     /// Fails unless every byte was read (a column with trailing bytes was not written by
     /// this encoder).
-    pub(super) fn finish(&self) -> Result<(), ShareError> {
+    pub(crate) fn finish(&self) -> Result<(), ShareError> {
         if self.at == self.bytes.len() {
             Ok(())
         } else {

@@ -11,7 +11,7 @@
 //! by a match model (the byte that followed the last time the 20 bytes before were seen:
 //! repeated text, repeated runs of reading units), the predictions mixed by weights that learn
 //! which is right, and the bit coded with that probability by the range coder of
-//! `share/entropy.rs`. Nothing is tuned to any server's text: the models start empty (the
+//! [`crate::entropy`]. Nothing is tuned to any server's text: the models start empty (the
 //! caller may have them learn a fixed primer of its own first).
 //!
 //! Every step is integer arithmetic (the logistic curve is a fixed table), so a link coded
@@ -19,11 +19,11 @@
 //! bytes to produce, checked against a limit and against the coded bytes
 //! ([`MAX_EXPANSION`]), and the coded bytes running out is an error.
 
-use super::ShareError;
-use super::entropy::{Decoder, Encoder};
+use crate::ShareError;
+use crate::entropy::{Decoder, Encoder};
 
 /// Which models code a link's sections: the first ones, or with a secondary estimate of each
-/// bit after the mixer ([`Apm`]; and the replay text's primer, `share.rs`), which codes a
+/// bit after the mixer ([`Apm`]; and the replay text's primer, [`crate::primers`]), which codes a
 /// run's columns about a twentieth shorter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Models {
@@ -37,12 +37,12 @@ const ORDERS: [u32; 6] = [0, 1, 2, 3, 6, 16];
 const LIMIT: u8 = 60;
 /// Most bytes a coded byte may stand for (real payloads stay far below: a column of equal
 /// bytes still costs a few hundredths of a bit each); a link claiming more is damaged.
-pub(super) const MAX_EXPANSION: usize = 64;
+pub(crate) const MAX_EXPANSION: usize = 64;
 /// Most bytes a link's context-mixed sections may hold together. Each byte costs eight
 /// predictions of every model and the mixer (far more than inflating it), so this bounds the
 /// time a hostile link can take to decode (a second or two in a tab); a larger payload is
 /// written in the first layout (DEFLATE) instead.
-pub(super) const MAX_CONTEXT_MIXED: usize = 8 * 1024 * 1024;
+pub(crate) const MAX_CONTEXT_MIXED: usize = 8 * 1024 * 1024;
 
 /// `4096 / (1 + e^(-d/256))` for `d` in −2047..2047, interpolated from 33 points (lpaq's).
 fn squash(d: i32) -> i32 {
@@ -381,8 +381,8 @@ fn train(m: &mut Model, k: u64, primer: &[u8]) {
 
 /// Codes `sections` (each with its own contexts, section `k` after its models learnt
 /// `primers[k]`, if any) into `e`; returns each section's cost in bits (for
-/// [`super::breakdown`]).
-pub(super) fn encode(
+/// [`crate::breakdown()`]).
+pub(crate) fn encode(
     e: &mut Encoder,
     sections: &[&[u8]],
     primers: &[&[u8]],
@@ -421,7 +421,7 @@ pub(super) fn encode(
 
 /// Decodes sections of the lengths `lengths` from `d` (with the `primers` and `models` they
 /// were coded with), concatenated.
-pub(super) fn decode(
+pub(crate) fn decode(
     d: &mut Decoder,
     lengths: &[usize],
     primers: &[&[u8]],

@@ -1,4 +1,4 @@
-//! An adaptive binary range coder (the LZMA kind; `share/context.rs` codes the rest of r3 with
+//! An adaptive binary range coder (the LZMA kind; [`crate::context`] codes the rest of r3 with
 //! it too, through [`Encoder::bit_with`]) and the integer models the r3 share format
 //! codes per-gap timings with.
 //!
@@ -11,11 +11,11 @@
 //! and the coder learns that. The cost per value approaches its entropy under that model.
 //!
 //! In r3's second layout each request also has an anchor, when its first token came in the
-//! run (`r2::gap_anchors`, from the columns decoded before the gaps), so each arrival has a
+//! run ([`crate::columns::gap_anchors`], from the columns decoded before the gaps), so each arrival has a
 //! time in the run: concurrent streams get their tokens on the same server steps, and an
 //! arrival is coded against the arrival of an earlier request nearest to where the median gap
 //! puts it (if one lies within a median gap), a residual mostly of 0 or ±1 step, in models of
-//! its own. Since the refined models (`share.rs`'s variant byte) the arrival is coded against
+//! its own. Since the refined models (the variant byte, [`crate::r3`]) the arrival is coded against
 //! the latest known arrival of that step's cluster instead (the arrivals within a few steps of
 //! the nearest: the server writes a batch's tokens in one order, so a stream coded later
 //! mostly read the step later), in models of the cluster's size. The arrivals are kept in a
@@ -24,8 +24,8 @@
 //! Decoding is bounded: reading past the end of the coded bytes more than the coder's own
 //! flush length is an error, and the caller bounds how many values it asks for.
 
-use super::ShareError;
-use super::bytes::{Column, Cursor};
+use crate::ShareError;
+use crate::bytes::{Column, Cursor};
 
 /// Bits of a probability (LZMA's 11).
 const PROB_BITS: u32 = 11;
@@ -58,7 +58,7 @@ impl Prob {
 
 /// Writes bits against adaptive probabilities into bytes.
 #[derive(Debug)]
-pub(super) struct Encoder {
+pub(crate) struct Encoder {
     low: u64,
     range: u32,
     cache: u8,
@@ -85,7 +85,7 @@ impl Encoder {
     }
 
     /// A bit that is 1 with probability `p1` / 4096 (`p1` in 1..4096, a caller's model's).
-    pub(super) fn bit_with(&mut self, p1: u32, bit: bool) {
+    pub(crate) fn bit_with(&mut self, p1: u32, bit: bool) {
         self.split((self.range >> 12) * (4096 - p1.clamp(1, 4095)), bit);
     }
 
@@ -134,7 +134,7 @@ impl Encoder {
     }
 
     /// The coded bytes.
-    pub(super) fn finish(mut self) -> Vec<u8> {
+    pub(crate) fn finish(mut self) -> Vec<u8> {
         for _ in 0..FLUSH_BYTES {
             self.shift_low();
         }
@@ -144,7 +144,7 @@ impl Encoder {
 
 /// Reads bits back, against the same probabilities the encoder used.
 #[derive(Debug)]
-pub(super) struct Decoder<'a> {
+pub(crate) struct Decoder<'a> {
     bytes: &'a [u8],
     at: usize,
     code: u32,
@@ -152,7 +152,7 @@ pub(super) struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
-    pub(super) fn new(bytes: &'a [u8]) -> Result<Self, ShareError> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Result<Self, ShareError> {
         let mut d = Self {
             bytes,
             at: 0,
@@ -186,7 +186,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// A bit coded by [`Encoder::bit_with`] with the same `p1`.
-    pub(super) fn bit_with(&mut self, p1: u32) -> Result<bool, ShareError> {
+    pub(crate) fn bit_with(&mut self, p1: u32) -> Result<bool, ShareError> {
         self.split((self.range >> 12) * (4096 - p1.clamp(1, 4095)))
     }
 
@@ -223,7 +223,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Fails if the coded bytes went on past what the values read needed (not this encoder's).
-    pub(super) fn finish(&self) -> Result<(), ShareError> {
+    pub(crate) fn finish(&self) -> Result<(), ShareError> {
         if self.at <= self.bytes.len() + FLUSH_BYTES && self.at + FLUSH_BYTES >= self.bytes.len() {
             Ok(())
         } else {
@@ -242,7 +242,7 @@ const MODELLED_BITS: u32 = 3;
 
 /// Adaptive probabilities for signed integers of one kind in one context.
 #[derive(Debug, Clone)]
-pub(super) struct IntModel {
+pub(crate) struct IntModel {
     zero: Prob,
     sign: Prob,
     /// "The bit length is larger than i" for i = 0..64.
@@ -263,7 +263,7 @@ impl Default for IntModel {
 }
 
 impl IntModel {
-    pub(super) fn encode(&mut self, e: &mut Encoder, v: i64) {
+    pub(crate) fn encode(&mut self, e: &mut Encoder, v: i64) {
         e.bit(&mut self.zero, v == 0);
         if v == 0 {
             return;
@@ -290,7 +290,7 @@ impl IntModel {
         }
     }
 
-    pub(super) fn decode(&mut self, d: &mut Decoder) -> Result<i64, ShareError> {
+    pub(crate) fn decode(&mut self, d: &mut Decoder) -> Result<i64, ShareError> {
         if d.bit(&mut self.zero)? {
             return Ok(0);
         }
@@ -323,10 +323,10 @@ impl IntModel {
 
 /// Contexts for a residual: none before it, zero, or its sign and size class (1, 2–3, 4–15,
 /// 16 and more).
-pub(super) const RESIDUAL_CONTEXTS: usize = 10;
+pub(crate) const RESIDUAL_CONTEXTS: usize = 10;
 
 /// The context a residual is coded in, from the request's previous residual.
-pub(super) fn residual_context(previous: Option<i64>) -> usize {
+pub(crate) fn residual_context(previous: Option<i64>) -> usize {
     match previous {
         None => 0,
         Some(0) => 1,
@@ -364,7 +364,7 @@ impl GapModels {
 /// The arrivals (in steps of the run) of the requests coded before, to predict an arrival
 /// from: concurrent streams get their tokens on the same server steps, so the arrival nearest
 /// to where the request's own median gap puts the next one is usually within a step of it
-/// (r3's second layout; requests with an anchor, [`super::r2::gap_anchors`]).
+/// (r3's second layout; requests with an anchor, [`crate::columns::gap_anchors`]).
 struct Others {
     known: std::collections::BTreeSet<i64>,
     /// Each arrival against the prediction, in the context of the one before (and, with
@@ -526,14 +526,14 @@ impl Request {
 /// as a known arrival while coding (a set entry and a vector slot, about 40 bytes), so a
 /// hostile link could otherwise make a decoder hold a billion bytes for 40 KB of code. Ten
 /// thousand 100-token requests are a million gaps; a larger run codes each request on its own.
-pub(super) const MAX_ANCHORED_GAPS: usize = 1 << 21;
+pub(crate) const MAX_ANCHORED_GAPS: usize = 1 << 21;
 
-/// Codes r2's gaps column (see `r2::encode`: per request with kept gaps, `u` count, then if
+/// Codes r2's gaps column (see [`crate::columns::encode`]: per request with kept gaps, `u` count, then if
 /// any, `i` median and `count` × `i` residual) as `u` entries + range-coded values. `None` when
 /// the column does not read that way (the caller then keeps it as it is). With `anchors` (r3's
-/// second layout: each entry's first arrival in the run, [`super::r2::gap_anchors`]) an
+/// second layout: each entry's first arrival in the run, [`crate::columns::gap_anchors`]) an
 /// arrival near another stream's is coded against it.
-pub(super) fn code_gaps(
+pub(crate) fn code_gaps(
     column: &[u8],
     anchors: Option<&[Option<i64>]>,
     cluster: bool,
@@ -575,7 +575,7 @@ pub(super) fn code_gaps(
 
 /// Rebuilds r2's gaps column from [`code_gaps`]' output, never longer than `limit` bytes.
 /// `anchors` as they were given to [`code_gaps`].
-pub(super) fn gaps_column(
+pub(crate) fn gaps_column(
     coded: &[u8],
     limit: usize,
     anchors: Option<&[Option<i64>]>,

@@ -1,11 +1,11 @@
 //! Share codec: a report as a compact, URL-safe string (no server-side storage).
 //!
 //! **r3** (what [`encode`] writes): `r3.` + base64url (no padding) of the binary, columnar
-//! encoding of the run's measurements (`share/r2.rs`), its per-gap timings range-coded with
-//! adaptive models (`share/entropy.rs`; in the second layout each arrival against the other
+//! encoding of the run's measurements (`columns`), its per-gap timings range-coded with
+//! adaptive models (`entropy`; in the second layout each arrival against the other
 //! streams' arrivals of the same server step when that codes shorter, as concurrent streams'
 //! do) and everything else, section by section (the header, each column), by a
-//! context-mixing byte coder (`share/context.rs`; the header's models first learn a fixed
+//! context-mixing byte coder (`context`; the header's models first learn a fixed
 //! primer of the header's own shape, `HEADER_PRIMER`, and the replay text's one of everyday
 //! words, `TEXT_PRIMER`). That is r3's second layout, marked by a first byte 0 and a second
 //! that names its models (links made with the first models, and links of the first layout,
@@ -33,9 +33,9 @@
 //! says where a link's bytes go, part by part (for the bench).
 
 mod bytes;
+mod columns;
 mod context;
 mod entropy;
-mod r2;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -156,7 +156,7 @@ fn encode_layout(
     report: &Report,
     options: &ShareOptions,
     format: Format,
-) -> (SharedLink, r2::Layout) {
+) -> (SharedLink, columns::Layout) {
     let n = report.requests.len();
     let with_replay = report
         .requests
@@ -201,7 +201,7 @@ fn encode_layout(
     // The whole run's statistics, computed once for the steps that sample.
     let whole_stats = std::cell::OnceCell::new();
     for (replays, precision_ms, gap_stride, request_stride, whole_probe) in ladder {
-        let layout = r2::Layout {
+        let layout = columns::Layout {
             precision_ms,
             replays,
             gap_stride,
@@ -235,14 +235,14 @@ fn encode_layout(
 
 fn encode_with(
     report: &Report,
-    layout: r2::Layout,
+    layout: columns::Layout,
     with_replay: usize,
     format: Format,
     max_chars: Option<usize>,
     whole_stats: &std::cell::OnceCell<Aggregates>,
 ) -> Option<SharedLink> {
     let n = report.requests.len();
-    let kept = r2::sample(report, layout);
+    let kept = columns::sample(report, layout);
     let requests_kept = kept.len();
     let kept_replays = layout.replays.min(with_replay);
     let gaps_kept_for = kept.iter().filter(|k| k.1).count();
@@ -258,7 +258,7 @@ fn encode_with(
     }
     let whole_run =
         "the headline figures are the whole run's; charts and the request table show what was kept";
-    // A probe under load keeps every probe request with its gaps ([`r2::sample`]): only the
+    // A probe under load keeps every probe request with its gaps ([`columns::sample`]): only the
     // load is sampled.
     let probe = layout.whole_probe && report.is_probe_under_load();
     if layout.request_stride > 1 {
@@ -287,7 +287,7 @@ fn encode_with(
             requests_kept - gaps_kept_for
         ));
     }
-    let bytes = r2::encode(
+    let bytes = columns::encode(
         report,
         &kept,
         layout,
@@ -319,7 +319,7 @@ fn encode_with(
 /// computed on first use), else the one the report carries (a link's, opened again), if any.
 fn headline(
     report: &Report,
-    layout: r2::Layout,
+    layout: columns::Layout,
     whole_stats: &std::cell::OnceCell<Aggregates>,
 ) -> Option<Aggregates> {
     if layout.gap_stride > 1 || layout.request_stride > 1 {
@@ -398,8 +398,8 @@ const TEXT_PRIMER: &str = concat!(
 fn primers(models: context::Models) -> Vec<&'static [u8]> {
     let mut primers: Vec<&'static [u8]> = vec![b"", HEADER_PRIMER.as_bytes()];
     if models == context::Models::Refined {
-        primers.resize(r2::TEXT_SECTION + 1, b"");
-        primers[r2::TEXT_SECTION] = TEXT_PRIMER.as_bytes();
+        primers.resize(columns::TEXT_SECTION + 1, b"");
+        primers[columns::TEXT_SECTION] = TEXT_PRIMER.as_bytes();
     }
     primers
 }
@@ -455,20 +455,20 @@ fn shortest_gaps(gaps: &[u8], anchors: &[Option<i64>], own: Vec<u8>) -> (GapsAga
 
 /// An r3 payload from r2 bytes, second layout: `0`, the variant ([`variant_byte`]: what the
 /// gaps are coded against, which models code the rest), the number of sections of the r2 bytes
-/// without their gaps column (`r2::sections`: its header, each column) and each one's length,
-/// the length of their context-mixing code (`share/context.rs`) and that code, then the gaps
-/// range-coded (`share/entropy.rs`).
+/// without their gaps column (`columns::sections`: its header, each column) and each one's length,
+/// the length of their context-mixing code (`context`) and that code, then the gaps
+/// range-coded (`entropy`).
 ///
 /// `None` when the coded gaps alone are longer than `max_chars` allow: the link cannot fit
 /// whatever the rest costs (a ladder step passed over). `Some(None)` if the gaps column does
 /// not read as this encoder writes it (the link is then an r2 link).
 fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8>>> {
-    let Ok((rest, gaps)) = r2::take_gaps(r2_bytes) else {
+    let Ok((rest, gaps)) = columns::take_gaps(r2_bytes) else {
         return Some(None);
     };
     // Against the other streams' arrivals where that is shorter (a real run's concurrent
     // streams), else each request on its own (streams that share no server steps).
-    let anchors = r2::gap_anchors(&rest);
+    let anchors = columns::gap_anchors(&rest);
     let Some(own) = entropy::code_gaps(&gaps, None, false) else {
         return Some(None);
     };
@@ -481,7 +481,7 @@ fn r3_payload(r2_bytes: &[u8], max_chars: Option<usize>) -> Option<Option<Vec<u8
     if max_chars.is_some_and(|max| coded_gaps.len() * 4 / 3 > max) {
         return None;
     }
-    let Ok(sections) = r2::sections(&rest) else {
+    let Ok(sections) = columns::sections(&rest) else {
         return Some(None);
     };
     let mut e = entropy::Encoder::default();
@@ -532,21 +532,21 @@ fn r2_bytes_of_context_layout(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let mut d = entropy::Decoder::new(coded)?;
     let rest = context::decode(&mut d, &lengths, &primers(models), models)?;
     d.finish()?;
-    let anchors = (against_others != GapsAgainst::Own).then(|| r2::gap_anchors(&rest));
+    let anchors = (against_others != GapsAgainst::Own).then(|| columns::gap_anchors(&rest));
     let gaps = entropy::gaps_column(
         &payload[at + coded_len..],
         MAX_INFLATED - rest.len(),
         anchors.as_deref(),
         against_others == GapsAgainst::OthersLatest,
     )?;
-    r2::put_gaps(&rest, &gaps)
+    columns::put_gaps(&rest, &gaps)
 }
 
 /// An r3 payload of the first layout (links made before the second): the length of the
 /// DEFLATE part, the r2 bytes without their gaps column under DEFLATE, then the gaps
 /// range-coded. `None` as for [`r3_payload`].
 fn r3_deflate_payload(r2_bytes: &[u8]) -> Option<Vec<u8>> {
-    let (rest, gaps) = r2::take_gaps(r2_bytes).ok()?;
+    let (rest, gaps) = columns::take_gaps(r2_bytes).ok()?;
     let coded = entropy::code_gaps(&gaps, None, false)?;
     let packed = miniz_oxide::deflate::compress_to_vec(&rest, 9);
     let mut out = bytes::Column::default();
@@ -567,7 +567,7 @@ fn r2_bytes_of_r3(payload: &[u8]) -> Result<Vec<u8>, ShareError> {
     let packed = &payload[at..at + len];
     let rest = inflate(packed)?;
     let gaps = entropy::gaps_column(&payload[at + len..], MAX_INFLATED - rest.len(), None, false)?;
-    r2::put_gaps(&rest, &gaps)
+    columns::put_gaps(&rest, &gaps)
 }
 
 fn inflate(packed: &[u8]) -> Result<Vec<u8>, ShareError> {
@@ -611,13 +611,13 @@ pub fn decode(input: &str) -> Result<Report, ShareError> {
     })?;
     match format {
         3 => {
-            let mut report = r2::decode(&r2_bytes_of_r3(&packed)?)?;
+            let mut report = columns::decode(&r2_bytes_of_r3(&packed)?)?;
             if let Some(shared) = &mut report.shared {
                 shared.format = "r3".into();
             }
             Ok(report)
         }
-        2 => r2::decode(&inflate(&packed)?),
+        2 => columns::decode(&inflate(&packed)?),
         _ => Ok(ttft_core::report::read_json(&inflate(&packed)?)?),
     }
 }
@@ -674,7 +674,7 @@ fn round_value(v: &mut serde_json::Value) {
 
 /// `x` (a report, a part of one) with every fractional number rounded to 0.001 (1 µs for
 /// times); as it was if it does not go through JSON.
-fn round_floats<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(x: &T) -> T {
+pub(crate) fn round_floats<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(x: &T) -> T {
     match serde_json::to_value(x) {
         Ok(mut v) => {
             round_value(&mut v);
@@ -705,14 +705,14 @@ pub struct LinkPart {
 #[doc(hidden)]
 pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<LinkPart>) {
     let (link, layout) = encode_layout(report, options, Format::R3);
-    let kept = r2::sample(report, layout);
+    let kept = columns::sample(report, layout);
     let headline = headline(report, layout, &std::cell::OnceCell::new());
-    let bytes = r2::encode(report, &kept, layout, link.left_out.clone(), headline);
+    let bytes = columns::encode(report, &kept, layout, link.left_out.clone(), headline);
     let mut parts = Vec::new();
-    let Ok((rest, gaps)) = r2::take_gaps(&bytes) else {
+    let Ok((rest, gaps)) = columns::take_gaps(&bytes) else {
         return (link, parts);
     };
-    let Ok(sections) = r2::sections(&rest) else {
+    let Ok(sections) = columns::sections(&rest) else {
         return (link, parts);
     };
     let slices: Vec<&[u8]> = sections.iter().map(|(_, r)| &rest[r.clone()]).collect();
@@ -729,7 +729,9 @@ pub fn breakdown(report: &Report, options: &ShareOptions) -> (SharedLink, Vec<Li
         });
     }
     let coded_gaps = entropy::code_gaps(&gaps, None, false).map_or(0, |own| {
-        shortest_gaps(&gaps, &r2::gap_anchors(&rest), own).1.len()
+        shortest_gaps(&gaps, &columns::gap_anchors(&rest), own)
+            .1
+            .len()
     });
     parts.push(LinkPart {
         name: "gaps (range-coded)".into(),
