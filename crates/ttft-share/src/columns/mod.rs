@@ -2,7 +2,7 @@
 //! links, and what r3 links carry), from which the core recomputes every figure when the link
 //! is opened. This module defines the format (the header, the columns, the flag bits) and
 //! what reads it without decoding it all ([`sections`], [`gap_anchors`], [`take_gaps`]);
-//! [`write`] writes it, [`read`] reads it back.
+//! [`mod@write`] writes it, [`mod@read`] reads it back.
 //!
 //! What is kept per request: group, flags, the client that measured it (a run merged from
 //! timeline files), send offset, browser queue, outcome; the first-byte,
@@ -510,4 +510,31 @@ pub(crate) fn put_gaps(bytes: &[u8], gaps: &[u8]) -> Result<Vec<u8>, ShareError>
         return Err(ShareError::Damaged("gaps stored twice".into()));
     }
     Ok(parts.with_gaps(bytes, gaps))
+}
+
+fn round_value(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            if let Some(x) = n.as_f64().map(|x| (x * 1000.0).round() / 1000.0)
+                && let Some(m) = serde_json::Number::from_f64(x)
+            {
+                *n = m;
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(round_value),
+        serde_json::Value::Object(o) => o.values_mut().for_each(round_value),
+        _ => {}
+    }
+}
+
+/// `x` (a report, a part of one) with every fractional number rounded to 0.001 (1 µs for
+/// times); as it was if it does not go through JSON.
+pub(crate) fn round_floats<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(x: &T) -> T {
+    match serde_json::to_value(x) {
+        Ok(mut v) => {
+            round_value(&mut v);
+            serde_json::from_value(v).unwrap_or_else(|_| x.clone())
+        }
+        Err(_) => x.clone(),
+    }
 }

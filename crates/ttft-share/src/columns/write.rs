@@ -9,7 +9,9 @@
 
 use ttft_core::agent_json::JsonProgress;
 use ttft_core::dialect::ServerTimings;
-use ttft_core::experience::{record_reading_units, token_times, token_times_from_gaps};
+use ttft_core::experience::{
+    ReadingUnits, record_reading_units, token_times, token_times_from_gaps,
+};
 use ttft_core::metrics::RequestMetrics;
 use ttft_core::report::{Aggregates, Report, RequestRecord};
 use ttft_core::timeline::Outcome;
@@ -19,10 +21,9 @@ use super::{
     FIRST_ANSWER, FIRST_REASONING, FORMAT, GAPS_KEPT, Header, JSON, KINDS, Layout, MEANINGFUL,
     PROMPT_TOKENS, QUEUE, REASONING_TOKENS, SAMPLED, SERVER_TIMINGS, STREAMED, Steps, Strings,
     TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP, arrival_times, grouped, joined, median,
-    merged_units, outcome_code, piece_kind, sampled, source_code,
+    merged_units, outcome_code, piece_kind, round_floats, sampled, source_code,
 };
 use crate::bytes::Column;
-use crate::round_floats;
 
 /// Encodes the requests `kept` of `report` ([`super::sample`]) with `layout` (uncompressed
 /// bytes).
@@ -540,11 +541,7 @@ impl<'a> Writer<'a> {
 
     /// Whether every unit came with an arrival of the gaps, in order (most streams); if so,
     /// one count per arrival, words then characters.
-    fn units_at_arrivals(
-        &mut self,
-        units: &[ttft_core::experience::ReadingUnits],
-        arrivals: &[f64],
-    ) -> bool {
+    fn units_at_arrivals(&mut self, units: &[ReadingUnits], arrivals: &[f64]) -> bool {
         let mut at_arrival = vec![(0u32, 0u32); arrivals.len()];
         let mut aligned = !arrivals.is_empty();
         let mut next = 0;
@@ -567,7 +564,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Units listed one by one, each naming its arrival or its own time.
-    fn listed_units(&mut self, units: &[ttft_core::experience::ReadingUnits], arrivals: &[f64]) {
+    fn listed_units(&mut self, units: &[ReadingUnits], arrivals: &[f64]) {
         let q = self.q;
         let u = self.col(Col::Units);
         u.u(units.len() as u64);
