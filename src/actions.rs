@@ -17,7 +17,6 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use reactive_stores::Store;
-use ttft_core::client_health::ClientHealth;
 use ttft_core::report::{EndpointInfo, Report};
 use ttft_core::request::{HeaderLineError, build_request};
 use ttft_core::scenario::{
@@ -1109,7 +1108,7 @@ async fn run_scenario_now(
     };
     studio.state.live().update(|l| {
         if let Some(l) = l {
-            l.report.client_health = Some(ClientHealth::assess(&l.report, &samples));
+            l.report.client_health = Some(ttft_core::client_health::assess(&l.report, &samples));
             if let Some(scrapes) = scrapes {
                 l.report.metrics_url = Some(ep.effective_metrics_url());
                 l.report.server_scrapes = scrapes;

@@ -197,7 +197,9 @@ impl StudioState {
     }
 }
 
-/// Where requests go. The API key is never serialized.
+/// Where requests go. Its secrets (the API key and the extra headers, whose values are often
+/// credentials) are never serialized: `browser::storage` keeps them on the device only when
+/// `remember_secrets` is set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndpointConfig {
     /// Base URL (empty = this page's origin, the built-in reference endpoint).
@@ -209,9 +211,12 @@ pub struct EndpointConfig {
     /// API key: held in memory only, unless the user opts in to keep it on this device.
     #[serde(skip)]
     pub api_key: String,
-    /// The user allows keeping the key in this browser's storage.
-    pub remember_key: bool,
-    /// Extra headers, one `Name: value` per line (values are not stored in reports).
+    /// The user allows keeping the key and the extra headers in this browser's storage.
+    #[serde(alias = "remember_key")]
+    pub remember_secrets: bool,
+    /// Extra headers, one `Name: value` per line: held in memory only, like the key (values
+    /// are not stored in reports either).
+    #[serde(skip)]
     pub extra_headers: String,
     /// Reference endpoint: which server's framing to imitate.
     pub flavour: String,
@@ -235,7 +240,7 @@ impl Default for EndpointConfig {
             dialect: None,
             model: "sim-fast".into(),
             api_key: String::new(),
-            remember_key: false,
+            remember_secrets: false,
             extra_headers: String::new(),
             flavour: "vllm".into(),
             shards: String::new(),

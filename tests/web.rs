@@ -54,7 +54,7 @@ fn api_key_is_never_serialized_and_headers_are_validated() {
         "not stored without opt-in"
     );
     ttft_studio::browser::storage::save_endpoint(&EndpointConfig {
-        remember_key: true,
+        remember_secrets: true,
         ..e.clone()
     });
     assert_eq!(
@@ -64,6 +64,81 @@ fn api_key_is_never_serialized_and_headers_are_validated() {
         "sk-secret"
     );
     ttft_studio::browser::storage::save_endpoint(&EndpointConfig::default());
+}
+
+/// Every value in this origin's localStorage, joined: where a secret must not be.
+fn all_local_storage() -> String {
+    let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    (0..s.length().unwrap())
+        .filter_map(|i| s.key(i).unwrap())
+        .map(|k| format!("{k}={}", s.get_item(&k).unwrap().unwrap_or_default()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[wasm_bindgen_test]
+fn extra_header_values_are_kept_only_with_the_opt_in() {
+    use ttft_studio::browser::storage::{load_endpoint, save_endpoint};
+    let typed = EndpointConfig {
+        model: "m-headers".into(),
+        extra_headers: "X-Internal-Token: hdr-SECRET-777".into(),
+        ..EndpointConfig::default()
+    };
+    save_endpoint(&typed);
+    assert!(
+        !all_local_storage().contains("hdr-SECRET-777"),
+        "a header value was stored without the opt-in: {}",
+        all_local_storage()
+    );
+    let back = load_endpoint().unwrap();
+    assert_eq!(back.model, "m-headers", "the rest of the settings is kept");
+    assert_eq!(back.extra_headers, "", "not shown again after a reload");
+
+    // Opted in: the key's checkbox covers the headers too, and turning it off forgets them.
+    save_endpoint(&EndpointConfig {
+        remember_secrets: true,
+        ..typed.clone()
+    });
+    assert_eq!(
+        load_endpoint().unwrap().extra_headers,
+        "X-Internal-Token: hdr-SECRET-777"
+    );
+    save_endpoint(&typed);
+    assert!(!all_local_storage().contains("hdr-SECRET-777"));
+
+    // Settings an older build saved, with the value inside: cleaned as soon as they are read.
+    let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    s.set_item(
+        "ttft-studio.endpoint",
+        r#"{"base_url":"","dialect":null,"model":"old","remember_key":false,"extra_headers":"X-Internal-Token: hdr-SECRET-777","flavour":"vllm"}"#,
+    )
+    .unwrap();
+    let old = load_endpoint().unwrap();
+    assert_eq!(
+        (old.model.as_str(), old.extra_headers.as_str()),
+        ("old", "")
+    );
+    assert!(
+        !all_local_storage().contains("hdr-SECRET-777"),
+        "an older build's header value survived loading: {}",
+        all_local_storage()
+    );
+    // An older build's opt-in (`remember_key`) still keeps them, now in their own entry.
+    s.set_item(
+        "ttft-studio.endpoint",
+        r#"{"base_url":"","dialect":null,"model":"old","remember_key":true,"extra_headers":"X-Team: infra","flavour":"vllm"}"#,
+    )
+    .unwrap();
+    let kept = load_endpoint().unwrap();
+    assert!(kept.remember_secrets);
+    assert_eq!(kept.extra_headers, "X-Team: infra");
+    assert!(
+        !s.get_item("ttft-studio.endpoint")
+            .unwrap()
+            .unwrap()
+            .contains("X-Team")
+    );
+    save_endpoint(&EndpointConfig::default());
 }
 
 fn run(id: u64, title: &str) -> SavedRun {

@@ -12,6 +12,7 @@ use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
 
 use super::{is_busy, notify, run_scenario, set_compared};
 use crate::state::{EndpointConfig, Studio, StudioStateStoreFields};
+use ttft_core::run_stats::RunStats;
 
 /// The article's two models on the reference endpoint.
 pub const ARTICLE_MODELS: [&str; 2] = ["model-a", "model-b"];

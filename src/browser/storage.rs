@@ -39,6 +39,8 @@ use crate::state::{EndpointConfig, RunId, SavedRun};
 const LEGACY_RUNS: &str = "ttft-studio.runs";
 const ENDPOINT: &str = "ttft-studio.endpoint";
 const KEY: &str = "ttft-studio.key";
+/// The extra headers, kept only when the user opted in (as the key).
+const HEADERS: &str = "ttft-studio.headers";
 const SCENARIO: &str = "ttft-studio.scenario";
 /// Key of the SLO set new runs are held to.
 const SLO: &str = "ttft-studio.slo";
@@ -925,24 +927,48 @@ pub fn quota_advice(needed: u64, estimate: Option<Estimate>, chosen: &[u64]) -> 
 // ---------------------------------------------------------------------------------------------
 // Settings (localStorage).
 
-/// Saved endpoint settings (and the key, only if the user opted in).
+/// Saved endpoint settings, with the key and the extra headers only if the user opted in.
+///
+/// Settings saved by older builds held the extra headers' values in the settings entry itself:
+/// they are taken out and the entry written again at once, so a secret typed before this build
+/// does not stay on the device (kept in the secrets' own entry only if the user had opted in).
 pub fn load_endpoint() -> Option<EndpointConfig> {
     let s = local_storage()?;
-    let mut e: EndpointConfig = serde_json::from_str(&s.get_item(ENDPOINT).ok()??).ok()?;
-    if e.remember_key {
+    let raw = s.get_item(ENDPOINT).ok()??;
+    let mut e: EndpointConfig = serde_json::from_str(&raw).ok()?;
+    let legacy_headers = legacy_extra_headers(&raw);
+    if e.remember_secrets {
         e.api_key = s.get_item(KEY).ok().flatten().unwrap_or_default();
+        e.extra_headers = s
+            .get_item(HEADERS)
+            .ok()
+            .flatten()
+            .or_else(|| legacy_headers.clone())
+            .unwrap_or_default();
+    }
+    if legacy_headers.is_some() {
+        save_endpoint(&e);
     }
     Some(e)
 }
 
-/// Saves endpoint settings; the key only when `remember_key`.
+/// The extra headers an older build wrote into the settings entry, if it did.
+fn legacy_extra_headers(raw: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(raw).ok()?;
+    v.get("extra_headers")
+        .map(|h| h.as_str().unwrap_or_default().to_owned())
+}
+
+/// Saves endpoint settings; the key and the extra headers only when `remember_secrets`.
 pub fn save_endpoint(e: &EndpointConfig) {
     if let Some(s) = local_storage() {
         let _ = s.set_item(ENDPOINT, &serde_json::to_string(e).unwrap_or_default());
-        if e.remember_key && !e.api_key.is_empty() {
-            let _ = s.set_item(KEY, &e.api_key);
-        } else {
-            let _ = s.remove_item(KEY);
+        for (entry, secret) in [(KEY, &e.api_key), (HEADERS, &e.extra_headers)] {
+            if e.remember_secrets && !secret.is_empty() {
+                let _ = s.set_item(entry, secret);
+            } else {
+                let _ = s.remove_item(entry);
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::components::blind_review::BlindReview;
 use crate::components::charts::ChartGrid;
 use crate::format::{ms, pct, per_s, score};
 use crate::state::{RunId, use_studio};
+use ttft_core::run_stats::RunStats;
 
 fn value(unit: Unit, v: Option<f64>) -> String {
     match unit {

@@ -71,11 +71,11 @@ pub fn EndpointPanel() -> impl IntoView {
                 <input type="password" data-testid="api-key" autocomplete="off" bind:value=field(ep, |e| e.api_key.clone(), |e, v| e.api_key = v) />
             </label>
             <label class="inline">
-                <input type="checkbox" bind:checked=field(ep, |e| e.remember_key, |e, v| e.remember_key = v) />
-                "remember the key on this device"
+                <input type="checkbox" data-testid="remember-secrets" bind:checked=field(ep, |e| e.remember_secrets, |e, v| e.remember_secrets = v) />
+                "remember the key and extra headers on this device"
             </label>
-            <label>"Extra headers (Name: value per line)"
-                <textarea rows="2" bind:value=field(ep, |e| e.extra_headers.clone(), |e, v| e.extra_headers = v)></textarea>
+            <label>"Extra headers (Name: value per line, kept in memory only)"
+                <textarea rows="2" data-testid="extra-headers" bind:value=field(ep, |e| e.extra_headers.clone(), |e, v| e.extra_headers = v)></textarea>
             </label>
             <label>"Shard base URLs (optional, one per line)"
                 <textarea rows="2" data-testid="shards" bind:value=field(ep, |e| e.shards.clone(), |e, v| e.shards = v)></textarea>

@@ -7,10 +7,11 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use ttft_core::experience::{ReaderPace, ReadingConfig, reading_arrivals};
+use ttft_core::experience::{ReaderPace, ReadingConfig};
 use ttft_core::report::{ReplayPiece, RequestRecord};
 
 use crate::format::ms;
+use ttft_core::record_experience::reading_arrivals;
 
 /// What one lane shows at `t` ms: (opener part, rest of the answer, reasoning).
 pub(crate) fn visible(

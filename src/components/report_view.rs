@@ -12,6 +12,7 @@ use ttft_core::stats::Summary;
 use crate::browser::download;
 use crate::format::{ms, pct, per_s, score};
 use crate::state::{Shown, StudioStateStoreFields, use_studio};
+use ttft_core::run_stats::RunStats;
 
 /// The report shown (a saved run, or the live one), and whether it is complete. A saved run's
 /// report is shared, not copied, and counts as changed only when it is another one: state that
@@ -371,7 +372,7 @@ fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView
     };
     // The server's scrapes are read once for the report's charts, diagnosis and server view
     // (they arrive with the end of the run).
-    let server = ServerSeries::of_report(&r).map(Arc::new);
+    let server = r.server_series().map(Arc::new);
     chart_specs.set(ttft_charts::report_charts_before_slo(
         &r,
         &agg,

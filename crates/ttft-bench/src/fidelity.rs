@@ -13,6 +13,7 @@ use ttft_e2e::Studio;
 use crate::accuracy::agreement;
 use crate::floor::{self, Transport};
 use crate::{Setup, studio_requests, ui_run};
+use ttft_core::run_stats::RunStats;
 
 /// A studio configuration the rounds run: streams, requests, transport, stamping query.
 fn studio_levels() -> Vec<(usize, usize, Transport, &'static str)> {

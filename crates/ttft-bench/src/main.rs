@@ -31,6 +31,7 @@ use ttft_e2e::*;
 
 use crate::accuracy::{ClientRequest, agreement, errors};
 use crate::synthetic::synthetic_report;
+use ttft_core::run_stats::RunStats;
 
 /// Opens a fresh page with no saved runs; `query` (`?stamping=page`) goes into its URL.
 async fn fresh_page(c: &Client, studio: &Studio, query: &str) -> Result<()> {

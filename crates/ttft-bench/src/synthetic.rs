@@ -4,6 +4,7 @@
 
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::RequestRecorder;
 
 /// A small deterministic generator (xorshift64*).

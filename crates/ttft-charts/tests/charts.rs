@@ -6,6 +6,7 @@ use ttft_charts::{ChartSpec, compare_charts, report_charts};
 use ttft_core::compare::compare;
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::{RequestRecorder, RequestTimeline};
 
 fn chunk(text: &str) -> String {

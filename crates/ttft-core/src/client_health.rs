@@ -3,7 +3,7 @@
 //! While a run goes, the page records [`HealthSamples`]: a repeating timer's lateness (each
 //! sample is `(due, late)`: when the timer was due, ms from the run's start, and how late it
 //! fired, ms), the intervals the tab was hidden (`visibilitychange`; an interval with no end
-//! ends at the run's end) and the run's length. [`ClientHealth::assess`] reads them with the
+//! ends at the run's end) and the run's length. [`assess`] reads them with the
 //! report's measured requests (not warm-up): each request *streams* over its window
 //! `[start_ms, start_ms + e2e_ms]` (when E2E is missing, its last known time: TTFT, else TTFB,
 //! else its start), on the same run clock as the samples.
@@ -52,6 +52,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::ms;
 use crate::report::Report;
+pub use crate::report::health::{CauseKind, ClientHealth, HealthCause, Verdict};
 use crate::stats::{percentile_sorted, sorted};
 
 /// Lag the page may show while requests stream, ms: one frame at 60 Hz (16.7 ms, rounded
@@ -77,67 +78,6 @@ pub struct HealthSamples {
     pub hidden: Vec<(f64, f64)>,
     /// Length of the run (ms).
     pub run_ms: f64,
-}
-
-/// The verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The client added nothing worth saying to the figures.
-    Healthy,
-    /// The client may have added up to this much to some request's times (ms).
-    MayHaveAdded {
-        /// The largest bound of the causes (ms).
-        up_to_ms: f64,
-    },
-}
-
-/// Which cause.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CauseKind {
-    /// The page's main thread was busy while requests streamed.
-    MainThreadLag,
-    /// The tab was hidden during the run.
-    HiddenTab,
-    /// Requests waited in the browser before being sent.
-    ConnectionQueue,
-}
-
-/// One cause of the verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HealthCause {
-    /// Which.
-    pub kind: CauseKind,
-    /// What it may have added to a request's times, ms (0: a note, the figures are unaffected).
-    pub up_to_ms: f64,
-    /// For the user, in full.
-    pub sentence: String,
-    /// For the headline: a few words.
-    pub short: String,
-}
-
-/// How healthy the client was during a run ([`ClientHealth::assess`], rules in the module doc).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClientHealth {
-    /// The verdict.
-    pub verdict: Verdict,
-    /// Lag samples that met a streaming window (outside hidden time).
-    pub lag_samples: usize,
-    /// Their median lateness (ms; 0 without samples).
-    pub lag_p50_ms: f64,
-    /// Their P99 lateness (ms; 0 without samples).
-    pub lag_p99_ms: f64,
-    /// Their largest lateness (ms; 0 without samples).
-    pub lag_max_ms: f64,
-    /// Time the tab was hidden during the run (ms).
-    pub hidden_ms: f64,
-    /// Measured requests that streamed while the tab was hidden.
-    pub requests_while_hidden: usize,
-    /// P99 of the measured requests' browser queue time (ms), when measured.
-    pub queue_p99_ms: Option<f64>,
-    /// The causes, in the order main-thread lag, hidden tab, connection queue.
-    pub causes: Vec<HealthCause>,
 }
 
 fn requests(n: usize) -> String {
@@ -182,245 +122,223 @@ fn overlap(intervals: &[(f64, f64)], a: f64, b: f64) -> f64 {
         .sum()
 }
 
-impl ClientHealth {
-    /// Assesses a run from its report and the page's samples (rules in the module doc).
-    pub fn assess(report: &Report, samples: &HealthSamples) -> ClientHealth {
-        // Streaming windows of the measured requests.
-        let windows: Vec<(f64, f64)> = report
-            .measured()
-            .filter(|r| r.start_ms.is_finite())
-            .map(|r| {
-                let m = &r.metrics;
-                let dur = [m.e2e_ms, m.ttft_ms, m.ttfb_ms]
-                    .into_iter()
-                    .flatten()
-                    .find(|d| d.is_finite())
-                    .unwrap_or(0.0)
-                    .max(0.0);
-                (r.start_ms, r.start_ms + dur)
+/// Assesses a run from its report and the page's samples (rules in the module doc).
+pub fn assess(report: &Report, samples: &HealthSamples) -> ClientHealth {
+    // Streaming windows of the measured requests.
+    let windows: Vec<(f64, f64)> = report
+        .measured()
+        .filter(|r| r.start_ms.is_finite())
+        .map(|r| {
+            let m = &r.metrics;
+            let dur = [m.e2e_ms, m.ttft_ms, m.ttfb_ms]
+                .into_iter()
+                .flatten()
+                .find(|d| d.is_finite())
+                .unwrap_or(0.0)
+                .max(0.0);
+            (r.start_ms, r.start_ms + dur)
+        })
+        .collect();
+    let streaming = merge(windows.clone());
+
+    // The run's end: its length, or (when that is not a usable number) the latest time
+    // anything was recorded.
+    let run_end = if samples.run_ms.is_finite() && samples.run_ms > 0.0 {
+        samples.run_ms
+    } else {
+        let ends = windows.iter().map(|w| w.1);
+        let lags = samples.lag.iter().map(|&(d, l)| d + l.max(0.0));
+        let hidden = samples.hidden.iter().flat_map(|&(a, b)| [a, b]);
+        ends.chain(lags)
+            .chain(hidden)
+            .filter(|x| x.is_finite())
+            .fold(0.0, f64::max)
+    };
+
+    // Hidden time within [0, run end].
+    let hidden = merge(
+        samples
+            .hidden
+            .iter()
+            .filter(|(a, _)| !a.is_nan())
+            .map(|&(a, b)| {
+                // An open interval (no finite end) runs to the run's end.
+                let b = if b.is_nan() || b == f64::INFINITY {
+                    run_end
+                } else {
+                    b.min(run_end)
+                };
+                (a.max(0.0), b)
             })
-            .collect();
-        let streaming = merge(windows.clone());
+            .filter(|(a, b)| a < b)
+            .collect(),
+    );
+    let hidden_ms: f64 = hidden.iter().map(|(a, b)| b - a).sum();
 
-        // The run's end: its length, or (when that is not a usable number) the latest time
-        // anything was recorded.
-        let run_end = if samples.run_ms.is_finite() && samples.run_ms > 0.0 {
-            samples.run_ms
+    // Lag samples that met a streaming window, outside hidden time, sorted by due time.
+    let mut lag: Vec<(f64, f64)> = samples
+        .lag
+        .iter()
+        .filter(|(d, l)| d.is_finite() && l.is_finite())
+        .map(|&(d, l)| (d, l.max(0.0)))
+        .filter(|&(d, l)| !meets(&hidden, d, d + l, true))
+        .filter(|&(d, l)| meets(&streaming, d, d + l, false))
+        .collect();
+    lag.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let late = sorted(&lag.iter().map(|s| s.1).collect::<Vec<_>>());
+    let lag_p50_ms = percentile_sorted(&late, 50.0).unwrap_or(0.0);
+    let lag_p99_ms = percentile_sorted(&late, 99.0).unwrap_or(0.0);
+    let lag_max_ms = late.last().copied().unwrap_or(0.0);
+
+    let mut causes = Vec::new();
+
+    if lag_p99_ms > LAG_BUDGET_MS {
+        // Requests whose window met a sample later than the budget.
+        let affected = windows
+            .iter()
+            .filter(|&&(s, e)| {
+                let from = lag.partition_point(|x| x.0 < s - lag_max_ms);
+                lag[from..]
+                    .iter()
+                    .take_while(|x| x.0 <= e)
+                    .any(|&(d, l)| d + l >= s && l > LAG_BUDGET_MS)
+            })
+            .count();
+        let period = if samples.timer_period_ms.is_finite() && samples.timer_period_ms > 0.0 {
+            format!(" (due every {})", ms(samples.timer_period_ms))
         } else {
-            let ends = windows.iter().map(|w| w.1);
-            let lags = samples.lag.iter().map(|&(d, l)| d + l.max(0.0));
-            let hidden = samples.hidden.iter().flat_map(|&(a, b)| [a, b]);
-            ends.chain(lags)
-                .chain(hidden)
-                .filter(|x| x.is_finite())
-                .fold(0.0, f64::max)
+            String::new()
         };
-
-        // Hidden time within [0, run end].
-        let hidden = merge(
-            samples
-                .hidden
-                .iter()
-                .filter(|(a, _)| !a.is_nan())
-                .map(|&(a, b)| {
-                    // An open interval (no finite end) runs to the run's end.
-                    let b = if b.is_nan() || b == f64::INFINITY {
-                        run_end
-                    } else {
-                        b.min(run_end)
-                    };
-                    (a.max(0.0), b)
-                })
-                .filter(|(a, b)| a < b)
-                .collect(),
+        let seen = format!(
+            "timers fired up to {} late while {} streamed",
+            ms(lag_max_ms),
+            requests(affected)
         );
-        let hidden_ms: f64 = hidden.iter().map(|(a, b)| b - a).sum();
-
-        // Lag samples that met a streaming window, outside hidden time, sorted by due time.
-        let mut lag: Vec<(f64, f64)> = samples
-            .lag
-            .iter()
-            .filter(|(d, l)| d.is_finite() && l.is_finite())
-            .map(|&(d, l)| (d, l.max(0.0)))
-            .filter(|&(d, l)| !meets(&hidden, d, d + l, true))
-            .filter(|&(d, l)| meets(&streaming, d, d + l, false))
-            .collect();
-        lag.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let late = sorted(&lag.iter().map(|s| s.1).collect::<Vec<_>>());
-        let lag_p50_ms = percentile_sorted(&late, 50.0).unwrap_or(0.0);
-        let lag_p99_ms = percentile_sorted(&late, 99.0).unwrap_or(0.0);
-        let lag_max_ms = late.last().copied().unwrap_or(0.0);
-
-        let mut causes = Vec::new();
-
-        if lag_p99_ms > LAG_BUDGET_MS {
-            // Requests whose window met a sample later than the budget.
-            let affected = windows
-                .iter()
-                .filter(|&&(s, e)| {
-                    let from = lag.partition_point(|x| x.0 < s - lag_max_ms);
-                    lag[from..]
-                        .iter()
-                        .take_while(|x| x.0 <= e)
-                        .any(|&(d, l)| d + l >= s && l > LAG_BUDGET_MS)
-                })
-                .count();
-            let period = if samples.timer_period_ms.is_finite() && samples.timer_period_ms > 0.0 {
-                format!(" (due every {})", ms(samples.timer_period_ms))
-            } else {
-                String::new()
-            };
-            let seen = format!(
-                "timers fired up to {} late while {} streamed",
-                ms(lag_max_ms),
-                requests(affected)
-            );
-            let stamping = report.stamping.as_deref().unwrap_or("");
-            let in_worker =
-                !stamping.trim_start().starts_with("the page") && stamping.contains("worker");
-            causes.push(if in_worker {
-                HealthCause {
-                    kind: CauseKind::MainThreadLag,
-                    up_to_ms: 0.0,
-                    sentence: format!(
-                        "The page's main thread was busy while requests streamed: its timers{period} \
-                         fired up to {} late (P99 {}, above the {} of one frame) while {} \
-                         streamed. Reads were stamped in {stamping}, so the stamps are unaffected \
-                         (0 ms added); only drawing was delayed.",
-                        ms(lag_max_ms),
-                        ms(lag_p99_ms),
-                        ms(LAG_BUDGET_MS),
-                        requests(affected)
-                    ),
-                    short: "main thread busy, stamps taken in a worker".into(),
-                }
-            } else {
-                HealthCause {
-                    kind: CauseKind::MainThreadLag,
-                    up_to_ms: lag_max_ms,
-                    sentence: format!(
-                        "The page's main thread was busy while requests streamed: its timers{period} \
-                         fired up to {} late (P99 {}, above the {} of one frame) while {} \
-                         streamed. Reads were stamped on the page, so a stamp may be up to {} \
-                         late: added to a TTFT or an ITL gap (and taken from the next gap). \
-                         Close other work in this tab, or stamp in a worker.",
-                        ms(lag_max_ms),
-                        ms(lag_p99_ms),
-                        ms(LAG_BUDGET_MS),
-                        requests(affected),
-                        ms(lag_max_ms)
-                    ),
-                    short: format!("main thread busy: {seen}"),
-                }
-            });
-        }
-
-        // Requests that streamed while hidden, and the longest overlap of one.
-        let overlaps: Vec<f64> = windows
-            .iter()
-            .map(|&(s, e)| overlap(&hidden, s, e))
-            .filter(|o| *o > 0.0)
-            .collect();
-        let requests_while_hidden = overlaps.len();
-        if hidden_ms > 0.0 {
-            let worst = overlaps.iter().copied().fold(0.0, f64::max);
-            causes.push(if requests_while_hidden > 0 {
-                HealthCause {
-                    kind: CauseKind::HiddenTab,
-                    up_to_ms: worst,
-                    sentence: format!(
-                        "The tab was hidden for {} while {} streamed: a hidden tab's timers are \
-                         throttled (to once a second or less in Chromium) and its work deferred, \
-                         so those requests' times may be off by up to {} (the longest one \
-                         streamed while hidden). Keep the tab visible while measuring.",
-                        ms(hidden_ms),
-                        requests(requests_while_hidden),
-                        ms(worst)
-                    ),
-                    short: format!(
-                        "tab hidden for {} while {} streamed",
-                        ms(hidden_ms),
-                        requests(requests_while_hidden)
-                    ),
-                }
-            } else {
-                HealthCause {
-                    kind: CauseKind::HiddenTab,
-                    up_to_ms: 0.0,
-                    sentence: format!(
-                        "The tab was hidden for {}, but no request streamed then: no stamp was \
-                         affected (sends may have left late).",
-                        ms(hidden_ms)
-                    ),
-                    short: "tab hidden while nothing streamed".into(),
-                }
-            });
-        }
-
-        let queue: Vec<f64> = report
-            .measured()
-            .filter_map(|r| r.browser_queue_ms)
-            .filter(|q| q.is_finite())
-            .map(|q| q.max(0.0))
-            .collect();
-        let queue = sorted(&queue);
-        let queue_p99_ms = percentile_sorted(&queue, 99.0);
-        if let Some(p99) = queue_p99_ms.filter(|p| *p > QUEUE_BUDGET_MS) {
-            let waited = queue.iter().filter(|q| **q > QUEUE_BUDGET_MS).count();
-            let max = queue.last().copied().unwrap_or(p99);
-            causes.push(HealthCause {
-                kind: CauseKind::ConnectionQueue,
-                up_to_ms: p99,
+        let stamping = report.stamping.as_deref().unwrap_or("");
+        let in_worker =
+            !stamping.trim_start().starts_with("the page") && stamping.contains("worker");
+        causes.push(if in_worker {
+            HealthCause {
+                kind: CauseKind::MainThreadLag,
+                up_to_ms: 0.0,
                 sentence: format!(
-                    "{} waited more than {} in the browser before being sent (P99 {}, max {}): \
-                     the browser holds a request while its connections to the origin are busy \
-                     (6 per origin over HTTP/1.1) or being opened. That wait is part of their \
-                     TTFT, not of their ITL, and it is the client's, not the server's.",
-                    requests(waited),
-                    ms(QUEUE_BUDGET_MS),
-                    ms(p99),
-                    ms(max)
+                    "The page's main thread was busy while requests streamed: its timers{period} \
+                     fired up to {} late (P99 {}, above the {} of one frame) while {} \
+                     streamed. Reads were stamped in {stamping}, so the stamps are unaffected \
+                     (0 ms added); only drawing was delayed.",
+                    ms(lag_max_ms),
+                    ms(lag_p99_ms),
+                    ms(LAG_BUDGET_MS),
+                    requests(affected)
                 ),
-                short: format!("connection queue: P99 {} before sending", ms(p99)),
-            });
-        }
-
-        let up_to = causes.iter().map(|c| c.up_to_ms).fold(0.0, f64::max);
-        ClientHealth {
-            verdict: if up_to > 0.0 {
-                Verdict::MayHaveAdded { up_to_ms: up_to }
-            } else {
-                Verdict::Healthy
-            },
-            lag_samples: lag.len(),
-            lag_p50_ms,
-            lag_p99_ms,
-            lag_max_ms,
-            hidden_ms,
-            requests_while_hidden,
-            queue_p99_ms,
-            causes,
-        }
+                short: "main thread busy, stamps taken in a worker".into(),
+            }
+        } else {
+            HealthCause {
+                kind: CauseKind::MainThreadLag,
+                up_to_ms: lag_max_ms,
+                sentence: format!(
+                    "The page's main thread was busy while requests streamed: its timers{period} \
+                     fired up to {} late (P99 {}, above the {} of one frame) while {} \
+                     streamed. Reads were stamped on the page, so a stamp may be up to {} \
+                     late: added to a TTFT or an ITL gap (and taken from the next gap). \
+                     Close other work in this tab, or stamp in a worker.",
+                    ms(lag_max_ms),
+                    ms(lag_p99_ms),
+                    ms(LAG_BUDGET_MS),
+                    requests(affected),
+                    ms(lag_max_ms)
+                ),
+                short: format!("main thread busy: {seen}"),
+            }
+        });
     }
 
-    /// `healthy`, or `the client may have added up to 240 ms (main thread busy: timers fired
-    /// up to 240 ms late while 12 requests streamed)`: the causes that add time, largest
-    /// bound first.
-    pub fn headline(&self) -> String {
-        match self.verdict {
-            Verdict::Healthy => "healthy".into(),
-            Verdict::MayHaveAdded { up_to_ms } => {
-                let mut adding: Vec<&HealthCause> =
-                    self.causes.iter().filter(|c| c.up_to_ms > 0.0).collect();
-                adding.sort_by(|a, b| b.up_to_ms.total_cmp(&a.up_to_ms));
-                let why: Vec<&str> = adding.iter().map(|c| c.short.as_str()).collect();
-                format!(
-                    "the client may have added up to {} ({})",
-                    ms(up_to_ms),
-                    why.join("; ")
-                )
+    // Requests that streamed while hidden, and the longest overlap of one.
+    let overlaps: Vec<f64> = windows
+        .iter()
+        .map(|&(s, e)| overlap(&hidden, s, e))
+        .filter(|o| *o > 0.0)
+        .collect();
+    let requests_while_hidden = overlaps.len();
+    if hidden_ms > 0.0 {
+        let worst = overlaps.iter().copied().fold(0.0, f64::max);
+        causes.push(if requests_while_hidden > 0 {
+            HealthCause {
+                kind: CauseKind::HiddenTab,
+                up_to_ms: worst,
+                sentence: format!(
+                    "The tab was hidden for {} while {} streamed: a hidden tab's timers are \
+                     throttled (to once a second or less in Chromium) and its work deferred, \
+                     so those requests' times may be off by up to {} (the longest one \
+                     streamed while hidden). Keep the tab visible while measuring.",
+                    ms(hidden_ms),
+                    requests(requests_while_hidden),
+                    ms(worst)
+                ),
+                short: format!(
+                    "tab hidden for {} while {} streamed",
+                    ms(hidden_ms),
+                    requests(requests_while_hidden)
+                ),
             }
-        }
+        } else {
+            HealthCause {
+                kind: CauseKind::HiddenTab,
+                up_to_ms: 0.0,
+                sentence: format!(
+                    "The tab was hidden for {}, but no request streamed then: no stamp was \
+                     affected (sends may have left late).",
+                    ms(hidden_ms)
+                ),
+                short: "tab hidden while nothing streamed".into(),
+            }
+        });
+    }
+
+    let queue: Vec<f64> = report
+        .measured()
+        .filter_map(|r| r.browser_queue_ms)
+        .filter(|q| q.is_finite())
+        .map(|q| q.max(0.0))
+        .collect();
+    let queue = sorted(&queue);
+    let queue_p99_ms = percentile_sorted(&queue, 99.0);
+    if let Some(p99) = queue_p99_ms.filter(|p| *p > QUEUE_BUDGET_MS) {
+        let waited = queue.iter().filter(|q| **q > QUEUE_BUDGET_MS).count();
+        let max = queue.last().copied().unwrap_or(p99);
+        causes.push(HealthCause {
+            kind: CauseKind::ConnectionQueue,
+            up_to_ms: p99,
+            sentence: format!(
+                "{} waited more than {} in the browser before being sent (P99 {}, max {}): \
+                 the browser holds a request while its connections to the origin are busy \
+                 (6 per origin over HTTP/1.1) or being opened. That wait is part of their \
+                 TTFT, not of their ITL, and it is the client's, not the server's.",
+                requests(waited),
+                ms(QUEUE_BUDGET_MS),
+                ms(p99),
+                ms(max)
+            ),
+            short: format!("connection queue: P99 {} before sending", ms(p99)),
+        });
+    }
+
+    let up_to = causes.iter().map(|c| c.up_to_ms).fold(0.0, f64::max);
+    ClientHealth {
+        verdict: if up_to > 0.0 {
+            Verdict::MayHaveAdded { up_to_ms: up_to }
+        } else {
+            Verdict::Healthy
+        },
+        lag_samples: lag.len(),
+        lag_p50_ms,
+        lag_p99_ms,
+        lag_max_ms,
+        hidden_ms,
+        requests_while_hidden,
+        queue_p99_ms,
+        causes,
     }
 }
 
@@ -500,7 +418,7 @@ mod tests {
 
     #[test]
     fn no_lag_is_healthy() {
-        let h = ClientHealth::assess(&report(Some("the page (test)"), five()), &quiet());
+        let h = assess(&report(Some("the page (test)"), five()), &quiet());
         assert_eq!(h.verdict, Verdict::Healthy);
         assert!(h.causes.is_empty());
         // Samples due at 0, 50, 100 meet [0, 100]; 150 meets nothing; … : 3 per request.
@@ -521,7 +439,7 @@ mod tests {
 
     #[test]
     fn a_lag_burst_with_page_stamping_may_have_added_it() {
-        let h = ClientHealth::assess(&report(Some("the page (no worker)"), five()), &burst());
+        let h = assess(&report(Some("the page (no worker)"), five()), &burst());
         assert_eq!(h.verdict, Verdict::MayHaveAdded { up_to_ms: 300.0 });
         // 15 samples met a window, the burst one of them; P99 of fourteen 1s and one 300:
         // 1 + 0.86 × 299.
@@ -539,13 +457,13 @@ mod tests {
         );
         assert_eq!(compare_flag(&h).as_deref(), Some("heavy main-thread lag"));
         // A report that does not say where it stamped is taken as stamped on the page.
-        let h = ClientHealth::assess(&report(None, five()), &burst());
+        let h = assess(&report(None, five()), &burst());
         assert_eq!(h.verdict, Verdict::MayHaveAdded { up_to_ms: 300.0 });
     }
 
     #[test]
     fn a_lag_burst_with_worker_stamping_leaves_stamps_alone() {
-        let h = ClientHealth::assess(&report(Some("2 stamping workers"), five()), &burst());
+        let h = assess(&report(Some("2 stamping workers"), five()), &burst());
         assert_eq!(h.verdict, Verdict::Healthy);
         assert_eq!(h.lag_max_ms, 300.0);
         assert_eq!(h.causes.len(), 1);
@@ -566,7 +484,7 @@ mod tests {
         let mut s = quiet();
         // Due at 150, 40 ms late: busy over [150, 190], between [0, 100] and [200, 300].
         s.lag[3] = (150.0, 40.0);
-        let h = ClientHealth::assess(&report(Some("the page (test)"), five()), &s);
+        let h = assess(&report(Some("the page (test)"), five()), &s);
         assert_eq!(h.verdict, Verdict::Healthy);
         assert_eq!(h.lag_max_ms, 1.0);
     }
@@ -580,7 +498,7 @@ mod tests {
         for sample in &mut s.lag[5..=8] {
             sample.1 = 1000.0;
         }
-        let h = ClientHealth::assess(&report(Some("1 stamping worker"), five()), &s);
+        let h = assess(&report(Some("1 stamping worker"), five()), &s);
         assert_eq!(h.hidden_ms, 200.0);
         assert_eq!(h.requests_while_hidden, 2);
         assert_eq!(h.verdict, Verdict::MayHaveAdded { up_to_ms: 50.0 });
@@ -598,7 +516,7 @@ mod tests {
         );
         // An interval still open at the end runs to the run's end; one over nothing is a note.
         s.hidden = vec![(900.0, f64::NAN)];
-        let h = ClientHealth::assess(&report(Some("1 stamping worker"), five()), &s);
+        let h = assess(&report(Some("1 stamping worker"), five()), &s);
         assert_eq!(h.hidden_ms, 100.0);
         assert_eq!(h.requests_while_hidden, 0);
         assert_eq!(h.verdict, Verdict::Healthy);
@@ -611,7 +529,7 @@ mod tests {
         let mut reqs = five();
         reqs[1].browser_queue_ms = Some(40.0);
         reqs[3].browser_queue_ms = Some(-3.0);
-        let h = ClientHealth::assess(&report(Some("1 stamping worker"), reqs), &quiet());
+        let h = assess(&report(Some("1 stamping worker"), reqs), &quiet());
         // Sorted 0, 0.2, 0.2, 0.2, 40: P99 = 0.2 + 0.96 × 39.8.
         let p99 = 0.2 + 0.96 * 39.8;
         assert!((h.queue_p99_ms.unwrap() - p99).abs() < 1e-9);
@@ -637,7 +555,7 @@ mod tests {
         // At most 5 ms is fine.
         let mut reqs = five();
         reqs[2].browser_queue_ms = Some(5.0);
-        let h = ClientHealth::assess(&report(None, reqs), &quiet());
+        let h = assess(&report(None, reqs), &quiet());
         assert_eq!(h.verdict, Verdict::Healthy);
     }
 
@@ -647,7 +565,7 @@ mod tests {
         reqs[0].browser_queue_ms = Some(30.0);
         let mut s = burst();
         s.hidden = vec![(800.0, 820.0)];
-        let h = ClientHealth::assess(&report(Some("the page (test)"), reqs), &s);
+        let h = assess(&report(Some("the page (test)"), reqs), &s);
         assert_eq!(h.causes.len(), 3);
         assert_eq!(h.verdict, Verdict::MayHaveAdded { up_to_ms: 300.0 });
         let line = h.headline();
@@ -664,10 +582,10 @@ mod tests {
 
     #[test]
     fn empty_samples_and_reports_are_healthy() {
-        let h = ClientHealth::assess(&report(None, Vec::new()), &HealthSamples::default());
+        let h = assess(&report(None, Vec::new()), &HealthSamples::default());
         assert_eq!(h.verdict, Verdict::Healthy);
         assert_eq!((h.lag_samples, h.hidden_ms, h.queue_p99_ms), (0, 0.0, None));
-        let h = ClientHealth::assess(&report(None, five()), &HealthSamples::default());
+        let h = assess(&report(None, five()), &HealthSamples::default());
         assert_eq!(h.verdict, Verdict::Healthy);
         assert_eq!(h.queue_p99_ms, Some(0.2));
         // Warm-up requests are not measured.
@@ -675,7 +593,7 @@ mod tests {
         reqs[0].warmup = true;
         reqs[0].browser_queue_ms = Some(900.0);
         assert_eq!(
-            ClientHealth::assess(&report(None, reqs), &quiet()).verdict,
+            assess(&report(None, reqs), &quiet()).verdict,
             Verdict::Healthy
         );
     }
@@ -685,7 +603,7 @@ mod tests {
         let s = burst();
         let text = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<HealthSamples>(&text).unwrap(), s);
-        let h = ClientHealth::assess(&report(None, five()), &s);
+        let h = assess(&report(None, five()), &s);
         let text = serde_json::to_string(&h).unwrap();
         let back = serde_json::from_str::<ClientHealth>(&text).unwrap();
         assert_eq!((back.verdict, back.causes), (h.verdict, h.causes));
@@ -704,7 +622,7 @@ mod tests {
         ) {
             let records = reqs.into_iter().map(|(s, e, q)| req(s, e, q)).collect();
             let samples = HealthSamples { lag, timer_period_ms: period, hidden, run_ms };
-            let h = ClientHealth::assess(&report(stamping.as_deref(), records), &samples);
+            let h = assess(&report(stamping.as_deref(), records), &samples);
             prop_assert!(h.hidden_ms >= 0.0, "{h:?}");
             prop_assert!(h.lag_p99_ms >= 0.0 && h.lag_max_ms >= 0.0, "{h:?}");
             for c in &h.causes {

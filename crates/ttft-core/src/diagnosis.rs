@@ -1,8 +1,8 @@
 //! Diagnosis: rules that turn a run's statistics into plain-language findings with evidence.
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::finding::{Finding, Severity};
 use crate::report::{Aggregates, GroupStats, Report, RequestRecord};
+use crate::run_stats::RunStats;
 
 /// A successful request carries "several tokens per chunk" from this many on average.
 pub const COALESCE_MIN_TOKENS_PER_CHUNK: f64 = 1.5;
@@ -33,33 +33,6 @@ pub const PROMPT_GROWTH_MIN_MS: f64 = 10.0;
 /// slope by chance are not growth.
 pub const PROMPT_GROWTH_MIN_R2: f64 = 0.5;
 
-/// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Worth knowing.
-    Info,
-    /// Users will feel it.
-    Warning,
-    /// Numbers are unusable or users suffer.
-    Problem,
-}
-
-/// One finding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Stable id (`queueing`, `bandwidth`, …).
-    pub id: String,
-    /// Severity.
-    pub severity: Severity,
-    /// One-line statement.
-    pub title: String,
-    /// The numbers behind it.
-    pub evidence: String,
-    /// What to do.
-    pub advice: String,
-}
-
 fn finding(id: &str, severity: Severity, title: &str, evidence: String, advice: &str) -> Finding {
     Finding {
         id: id.into(),
@@ -75,11 +48,7 @@ fn finding(id: &str, severity: Severity, title: &str, evidence: String, advice: 
 /// as in [`Aggregates`]. Reads the report's server scrapes; a caller that has its
 /// [`ServerSeries`](crate::server_metrics::ServerSeries) already calls [`diagnose_with`].
 pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
-    diagnose_with(
-        report,
-        agg,
-        crate::server_metrics::ServerSeries::of_report(report).as_ref(),
-    )
+    diagnose_with(report, agg, report.server_series().as_ref())
 }
 
 /// [`diagnose`] with the report's server series

@@ -38,9 +38,10 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::diagnosis::{Finding, Severity};
 use crate::dialect::ServerTimings;
+use crate::finding::{Finding, Severity};
 use crate::report::{Aggregates, Report, RequestRecord};
+use crate::run_stats::RunStats;
 use crate::server_metrics::{Concept, ServerSeries};
 use crate::stats::percentile;
 
@@ -552,7 +553,7 @@ impl RunFirstToken {
 /// part of a report: pass it to [`with_ground_truth`]. Reads the scrapes; a caller that has
 /// the report's [`ServerSeries`] already passes it to [`of_report_with`].
 pub fn of_report(report: &Report, agg: &Aggregates) -> Option<RunFirstToken> {
-    of_report_with(report, agg, ServerSeries::of_report(report).as_ref())
+    of_report_with(report, agg, report.server_series().as_ref())
 }
 
 /// [`of_report`] with the report's server series ([`ServerSeries::of_report`]) computed once
@@ -596,7 +597,7 @@ pub fn with_ground_truth(
 }
 
 /// The report's first-token findings ([`of_report_with`]); what
-/// [`crate::diagnosis::diagnose_with`] adds.
+/// the diagnosis (`diagnosis::diagnose_with`) adds.
 pub fn report_findings(
     report: &Report,
     agg: &Aggregates,

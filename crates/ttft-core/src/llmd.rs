@@ -285,7 +285,7 @@ fn stage_report(report: &Report, group: &str, stage: usize) -> Value {
     // Send times are known unless every request of several starts at 0 (SGLang, vLLM,
     // genai-bench files keep none).
     let times_known = members.len() == 1 || members.iter().any(|r| r.start_ms != 0.0);
-    let (start, end) = crate::report::wall_span(members.iter().copied());
+    let (start, end) = crate::run_stats::wall_span(members.iter().copied());
     let span_s = (times_known && end > start).then(|| (end - start) / 1e3);
 
     let mut requests = Map::new();

@@ -60,9 +60,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::agent_json::{JsonProgress, JsonTracker};
-use crate::dialect::{ServerTimings, StreamEvent};
+use crate::dialect::{ServerTimings, StreamEvent, Usage};
 use crate::openers::{OpenerScan, Openers};
-use crate::timeline::RequestTimeline;
+use crate::timeline::{RequestTimeline, TimedEvent};
 
 /// Most tokens one arrival is taken to carry: a larger difference between two usage counts is
 /// a bad count from the server (its gap is then kept whole, not split per token).
@@ -340,356 +340,11 @@ pub fn single_choice_rates(
 impl RequestMetrics {
     /// Computes the metrics of one timeline.
     pub fn compute(tl: &RequestTimeline, cfg: &MetricsConfig) -> Self {
-        let t0 = tl.sent_at;
-        let rel = |t: f64| t - t0;
-        let mut ttft: Option<(f64, TtftKind)> = None;
-        let mut first_reasoning = None;
-        let mut first_answer = None;
-        let mut text = String::new();
-        let mut reasoning_text = String::new();
-        let mut answer_marks: Vec<(usize, f64)> = Vec::new();
-        let mut opener_scan = OpenerScan::new();
-        let mut output_events = 0u32;
-        let mut final_usage = None;
-        let mut continuous_last = None;
-        // Choices (n > 1, see the module doc): per-choice state; the top-level text, reasoning,
-        // tool calls and JSON follow the primary choice, the lowest index with output.
-        let mut per: BTreeMap<u32, ChoiceAcc> = BTreeMap::new();
-        let primary = tl.primary_choice();
-        let mut last_finished: Option<u32> = None;
-        // Usage chunks without choices: (completion tokens, the choice that had just finished).
-        let mut request_usage: Vec<(u64, Option<u32>)> = Vec::new();
-        let mut prompt_tokens = None;
-        let mut reasoning_tokens = None;
-        let mut cached_tokens = None;
-        let mut cache_write_tokens = None;
-        let mut timings = None;
-        let mut json = cfg.track_json.then(|| JsonTracker::new(&cfg.required_keys));
-        let mut calls: Vec<(ToolCallTiming, JsonTracker)> = Vec::new();
-        // Call index → position in `calls`.
-        let mut call_at: HashMap<u32, usize> = HashMap::new();
-
+        let mut walk = EventWalk::new(cfg, tl.primary_choice());
         for ev in &tl.events {
-            let at = rel(ev.at);
-            let choice = ev.choice.unwrap_or(0);
-            let is_primary = choice == primary;
-            let of_choice = ev.choice.is_some()
-                || ev.event.is_output()
-                || matches!(ev.event, StreamEvent::Finish(_));
-            if of_choice && !matches!(ev.event, StreamEvent::Usage { .. }) {
-                let acc = per.entry(choice).or_default();
-                acc.last_at = Some(at);
-                match &ev.event {
-                    StreamEvent::Content(t) | StreamEvent::Refusal(t) => acc.text.push_str(t),
-                    StreamEvent::Reasoning(t) => acc.reasoning.push_str(t),
-                    StreamEvent::Finish(r) => {
-                        acc.finish = Some(r.clone());
-                        last_finished = Some(choice);
-                    }
-                    _ => {}
-                }
-                if ev.event.is_output() {
-                    output_events += 1;
-                    acc.first_at.get_or_insert(at);
-                    if acc.arrivals.last().is_none_or(|&(_, r)| r != ev.read) {
-                        acc.arrivals.push((at, ev.read));
-                    }
-                }
-            }
-            match &ev.event {
-                // Other choices count for the first token; their text is kept in `per`.
-                StreamEvent::Content(_) if !is_primary => {
-                    ttft.get_or_insert((at, TtftKind::Answer));
-                    first_answer.get_or_insert(at);
-                }
-                StreamEvent::Reasoning(_) if !is_primary => {
-                    ttft.get_or_insert((at, TtftKind::Reasoning));
-                    first_reasoning.get_or_insert(at);
-                }
-                StreamEvent::Refusal(_) if !is_primary => {
-                    ttft.get_or_insert((at, TtftKind::Refusal));
-                    first_answer.get_or_insert(at);
-                }
-                StreamEvent::ToolCall { .. } if !is_primary && ev.event.is_output() => {
-                    ttft.get_or_insert((at, TtftKind::ToolCall));
-                }
-                StreamEvent::ToolCall { .. } if !is_primary => {}
-                StreamEvent::Content(t) => {
-                    ttft.get_or_insert((at, TtftKind::Answer));
-                    first_answer.get_or_insert(at);
-                    answer_marks.push((text.len(), at));
-                    text.push_str(t);
-                    opener_scan.update(&cfg.openers, &text);
-                    if let Some(j) = json.as_mut() {
-                        j.push(at, t);
-                    }
-                }
-                StreamEvent::Reasoning(t) => {
-                    ttft.get_or_insert((at, TtftKind::Reasoning));
-                    first_reasoning.get_or_insert(at);
-                    reasoning_text.push_str(t);
-                }
-                StreamEvent::Refusal(t) => {
-                    ttft.get_or_insert((at, TtftKind::Refusal));
-                    first_answer.get_or_insert(at);
-                    answer_marks.push((text.len(), at));
-                    text.push_str(t);
-                    opener_scan.update(&cfg.openers, &text);
-                }
-                StreamEvent::ToolCall {
-                    index,
-                    id: _,
-                    name,
-                    arguments,
-                } => {
-                    if name.is_some() || !arguments.is_empty() {
-                        ttft.get_or_insert((at, TtftKind::ToolCall));
-                    }
-                    work::add(1);
-                    let pos = match call_at.get(index) {
-                        Some(&p) => p,
-                        None => {
-                            call_at.insert(*index, calls.len());
-                            calls.push((
-                                ToolCallTiming {
-                                    index: *index,
-                                    name: None,
-                                    arguments: String::new(),
-                                    first_at_ms: at,
-                                    valid_at_ms: None,
-                                },
-                                JsonTracker::new(&[]),
-                            ));
-                            calls.len() - 1
-                        }
-                    };
-                    let (call, tracker) = &mut calls[pos];
-                    if call.name.is_none() {
-                        call.name.clone_from(name);
-                    }
-                    call.arguments.push_str(arguments);
-                    tracker.push(at, arguments);
-                    call.valid_at_ms = tracker.progress().valid_at;
-                }
-                StreamEvent::Usage { usage, with_output } => {
-                    prompt_tokens = usage.prompt_tokens.or(prompt_tokens);
-                    reasoning_tokens = usage.reasoning_tokens.or(reasoning_tokens);
-                    cached_tokens = usage.cached_tokens.or(cached_tokens);
-                    cache_write_tokens = usage.cache_write_tokens.or(cache_write_tokens);
-                    if let Some(c) = usage.completion_tokens {
-                        if *with_output {
-                            continuous_last = Some(c);
-                        } else {
-                            final_usage = Some(c);
-                        }
-                        match ev.choice {
-                            // Usage on one choice's chunk: per-choice (vLLM continuous usage
-                            // counts each choice; llama.cpp completions' finish chunk).
-                            Some(ch) => {
-                                let acc = per.entry(ch).or_default();
-                                acc.series.push((ev.read, c));
-                                if *with_output {
-                                    acc.continuous_tokens = Some(c);
-                                } else {
-                                    acc.final_tokens = Some(c);
-                                }
-                            }
-                            None if !*with_output => request_usage.push((c, last_finished)),
-                            None => {}
-                        }
-                    }
-                }
-                StreamEvent::Timings(t) => {
-                    timings = Some(*t);
-                    if let (Some(ch), Some(n)) = (ev.choice.or(last_finished), t.predicted_n) {
-                        per.entry(ch).or_default().timings_tokens = Some(n);
-                    }
-                }
-                _ => {}
-            }
+            walk.event(ev, ev.at - tl.sent_at);
         }
-
-        let ttft_ms = ttft.map(|t| t.0);
-        let e2e_ms = tl.ended_at.map(rel);
-        let multi = per.len() > 1;
-        if multi && request_usage.len() > 1 {
-            // llama.cpp: one usage chunk per choice, right after that choice's finish chunk.
-            for &(n, owner) in &request_usage {
-                if let Some(acc) = owner.and_then(|c| per.get_mut(&c))
-                    && acc.final_tokens.is_none()
-                {
-                    acc.final_tokens = Some(n);
-                }
-            }
-        }
-        let (output_tokens, token_source) = if !multi {
-            if let Some(n) = final_usage {
-                (n, TokenSource::FinalUsage)
-            } else if let Some(n) = continuous_last {
-                (n, TokenSource::ContinuousUsage)
-            } else if let Some(n) = timings.and_then(|t| t.predicted_n) {
-                (n, TokenSource::ServerTimings)
-            } else {
-                (u64::from(output_events), TokenSource::Estimate)
-            }
-        } else if let [(n, _)] = request_usage[..] {
-            (n, TokenSource::FinalUsage) // one usage for the whole request (OpenAI, vLLM)
-        } else if !request_usage.is_empty() {
-            let sum = request_usage
-                .iter()
-                .fold(0u64, |acc, &(n, _)| acc.saturating_add(n));
-            (sum, TokenSource::FinalUsage) // one per choice (llama.cpp)
-        } else if per
-            .values()
-            .all(|a| a.first_at.is_none() || a.tokens().is_some())
-        {
-            let counts: Vec<(u64, TokenSource)> =
-                per.values().filter_map(ChoiceAcc::tokens).collect();
-            let source = if counts.iter().any(|c| c.1 == TokenSource::ServerTimings) {
-                TokenSource::ServerTimings
-            } else if counts.iter().any(|c| c.1 == TokenSource::ContinuousUsage) {
-                TokenSource::ContinuousUsage
-            } else {
-                TokenSource::FinalUsage
-            };
-            (
-                counts.iter().fold(0u64, |acc, c| acc.saturating_add(c.0)),
-                source,
-            )
-        } else {
-            (u64::from(output_events), TokenSource::Estimate)
-        };
-
-        // Gaps per choice; tokens per arrival from the choice's cumulative usage.
-        let mut itl_ms = Vec::new();
-        let mut gap_tokens = Vec::new();
-        let mut stalls = Vec::new();
-        for acc in per.values() {
-            let usage = UsageAt::new(&acc.series);
-            let tokens: Vec<Option<u64>> = acc.arrivals.iter().map(|a| usage.at(a.1)).collect();
-            for (w, t) in acc.arrivals.windows(2).zip(tokens.windows(2)) {
-                let gap = w[1].0 - w[0].0;
-                itl_ms.push(gap);
-                let toks = match (t[0], t[1]) {
-                    // More than a chunk can carry is a server's bad count, not tokens.
-                    (Some(a), Some(b)) if b >= a => u32::try_from(b - a)
-                        .ok()
-                        .filter(|n| *n <= MAX_TOKENS_PER_ARRIVAL),
-                    _ => None,
-                };
-                gap_tokens.push(toks);
-                if gap > cfg.stall_ms {
-                    stalls.push(Stall {
-                        from_ms: w[0].0,
-                        gap_ms: gap,
-                    });
-                }
-            }
-        }
-        let output_arrivals = per.values().map(|a| a.arrivals.len() as u32).sum::<u32>();
-        let tokens_per_arrival = if output_arrivals > 0 {
-            output_tokens as f64 / f64::from(output_arrivals)
-        } else {
-            0.0
-        };
-        // Without server counts, text length is the only witness: English runs ≈ 4 characters
-        // per token, so arrivals averaging over 16 characters carry several tokens.
-        let chars: usize = per
-            .values()
-            .map(|a| a.text.chars().count() + a.reasoning.chars().count())
-            .sum();
-        let chars_per_event = chars as f64 / f64::from(output_events.max(1));
-        let coalesced = tl.streamed
-            && output_arrivals > 0
-            && (tokens_per_arrival > 1.2
-                || gap_tokens.iter().any(|t| t.is_some_and(|n| n > 1))
-                || (token_source == TokenSource::Estimate && chars_per_event > 16.0));
-        // k choices with output; TPOT and decode rate as defined in the module doc.
-        let k = per.values().filter(|a| a.first_at.is_some()).count() as u64;
-        let (tpot_ms, decode_tokens_per_s) = if !tl.streamed {
-            (None, None)
-        } else if !multi {
-            single_choice_rates(e2e_ms, ttft_ms, output_tokens)
-        } else {
-            match (e2e_ms, ttft_ms) {
-                (Some(e), Some(f)) if output_tokens > k => {
-                    let started = || per.values().filter(|a| a.first_at.is_some());
-                    let latest = started()
-                        .filter_map(|a| a.last_at)
-                        .fold(f64::NEG_INFINITY, f64::max);
-                    let span: f64 = started()
-                        .filter_map(|a| {
-                            let end = a.last_at.filter(|l| *l < latest).unwrap_or(e);
-                            Some(end - a.first_at?)
-                        })
-                        .sum();
-                    let after_first = (output_tokens - k) as f64;
-                    let tpot = span / after_first;
-                    let rate = (e > f).then(|| after_first / (e - f) * 1000.0);
-                    (Some(tpot), rate)
-                }
-                _ => (None, None),
-            }
-        };
-        let choices = if multi {
-            per.iter()
-                .map(|(&index, a)| ChoiceSummary {
-                    index,
-                    first_token_ms: a.first_at,
-                    output_tokens: a.tokens().map(|t| t.0),
-                    finish_reason: a.finish.clone(),
-                    text: a.text.clone(),
-                    reasoning_text: a.reasoning.clone(),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-
-        // The split decided while the answer streamed in (or now, at its end); the meaningful
-        // first token is the arrival of the piece holding its first content byte.
-        let split = opener_scan.finish(&cfg.openers, &text);
-        let skip = split.opener;
-        let meaningful_ms = split.content.and_then(|off| {
-            answer_marks
-                .iter()
-                .rev()
-                .find(|(start, _)| *start <= off)
-                .map(|m| m.1)
-        });
-
-        Self {
-            ttfb_ms: tl.headers_at.map(rel),
-            ttft_ms,
-            ttft_kind: ttft.map(|t| t.1),
-            first_reasoning_ms: first_reasoning,
-            first_answer_ms: first_answer,
-            meaningful_ms,
-            opener_text: text[..skip].to_owned(),
-            e2e_ms,
-            tpot_ms,
-            itl_ms,
-            gap_tokens,
-            output_tokens,
-            token_source,
-            prompt_tokens,
-            reasoning_tokens,
-            cached_tokens: cached_tokens.or(timings.and_then(|t| t.cache_n)),
-            cache_write_tokens,
-            output_events,
-            output_arrivals,
-            tokens_per_arrival,
-            coalesced,
-            stalls,
-            decode_tokens_per_s,
-            server_timings: timings,
-            json: json.map(|j| j.progress().clone()),
-            tool_calls: calls.into_iter().map(|(c, _)| c).collect(),
-            text,
-            reasoning_text,
-            choices,
-            streamed: tl.streamed,
-        }
+        walk.into_metrics(tl)
     }
 
     /// The prompt and how much of it the server's prefix cache served, `(prompt tokens,
@@ -753,6 +408,529 @@ impl RequestMetrics {
     pub fn opener_cost_ms(&self) -> Option<f64> {
         Some(self.meaningful_ms? - self.first_answer_ms?)
     }
+}
+
+/// The first token of each kind, over every choice (ms from t0).
+#[derive(Default)]
+struct FirstTokens {
+    /// The first output of any kind, and its kind: the TTFT.
+    any: Option<(f64, TtftKind)>,
+    reasoning: Option<f64>,
+    /// The first answer or refusal text.
+    answer: Option<f64>,
+}
+
+impl FirstTokens {
+    /// Notes one event; only output counts (a tool-call fragment with neither name nor
+    /// arguments does not).
+    fn see(&mut self, event: &StreamEvent, at: f64) {
+        match event {
+            StreamEvent::Content(_) => {
+                self.any.get_or_insert((at, TtftKind::Answer));
+                self.answer.get_or_insert(at);
+            }
+            StreamEvent::Reasoning(_) => {
+                self.any.get_or_insert((at, TtftKind::Reasoning));
+                self.reasoning.get_or_insert(at);
+            }
+            StreamEvent::Refusal(_) => {
+                self.any.get_or_insert((at, TtftKind::Refusal));
+                self.answer.get_or_insert(at);
+            }
+            StreamEvent::ToolCall { .. } if event.is_output() => {
+                self.any.get_or_insert((at, TtftKind::ToolCall));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The primary choice's text as it streams in, with what the meaningful first token and the
+/// JSON tracking need of it.
+struct PrimaryText {
+    answer: String,
+    reasoning: String,
+    /// Where each answer piece begins in `answer` (bytes), with its arrival.
+    marks: Vec<(usize, f64)>,
+    opener_scan: OpenerScan,
+    json: Option<JsonTracker>,
+}
+
+impl PrimaryText {
+    fn new(cfg: &MetricsConfig) -> Self {
+        Self {
+            answer: String::new(),
+            reasoning: String::new(),
+            marks: Vec::new(),
+            opener_scan: OpenerScan::new(),
+            json: cfg.track_json.then(|| JsonTracker::new(&cfg.required_keys)),
+        }
+    }
+
+    /// Appends an event's text; a refusal takes the answer's place but is not tracked as JSON.
+    fn see(&mut self, event: &StreamEvent, at: f64, openers: &Openers) {
+        match event {
+            StreamEvent::Content(t) => {
+                self.push_answer(t, at, openers);
+                if let Some(j) = self.json.as_mut() {
+                    j.push(at, t);
+                }
+            }
+            StreamEvent::Refusal(t) => self.push_answer(t, at, openers),
+            StreamEvent::Reasoning(t) => self.reasoning.push_str(t),
+            _ => {}
+        }
+    }
+
+    fn push_answer(&mut self, piece: &str, at: f64, openers: &Openers) {
+        self.marks.push((self.answer.len(), at));
+        self.answer.push_str(piece);
+        self.opener_scan.update(openers, &self.answer);
+    }
+
+    /// The opener text and the meaningful first token: the split decided while the answer
+    /// streamed in (or now, at its end), and the arrival of the piece holding its first
+    /// content byte.
+    fn opener_split(&mut self, openers: &Openers) -> (String, Option<f64>) {
+        let split = self.opener_scan.finish(openers, &self.answer);
+        let meaningful_ms = split.content.and_then(|off| {
+            self.marks
+                .iter()
+                .rev()
+                .find(|(start, _)| *start <= off)
+                .map(|m| m.1)
+        });
+        (self.answer[..split.opener].to_owned(), meaningful_ms)
+    }
+}
+
+/// Tool calls assembled from their fragments, in the order they began.
+#[derive(Default)]
+struct ToolCalls {
+    calls: Vec<(ToolCallTiming, JsonTracker)>,
+    /// Call index → position in `calls`.
+    position: HashMap<u32, usize>,
+}
+
+impl ToolCalls {
+    fn fragment(&mut self, index: u32, name: &Option<String>, arguments: &str, at: f64) {
+        work::add(1);
+        let pos = *self.position.entry(index).or_insert_with(|| {
+            self.calls.push((
+                ToolCallTiming {
+                    index,
+                    name: None,
+                    arguments: String::new(),
+                    first_at_ms: at,
+                    valid_at_ms: None,
+                },
+                JsonTracker::new(&[]),
+            ));
+            self.calls.len() - 1
+        });
+        let (call, tracker) = &mut self.calls[pos];
+        if call.name.is_none() {
+            call.name.clone_from(name);
+        }
+        call.arguments.push_str(arguments);
+        tracker.push(at, arguments);
+        call.valid_at_ms = tracker.progress().valid_at;
+    }
+
+    fn into_timings(self) -> Vec<ToolCallTiming> {
+        self.calls.into_iter().map(|(c, _)| c).collect()
+    }
+}
+
+/// The counts the server reported for the whole request, the last of each kind.
+#[derive(Default)]
+struct ReportedCounts {
+    /// Completion tokens of the last final usage (on or after a finish).
+    final_usage: Option<u64>,
+    /// Completion tokens of the last continuous usage (on a chunk still streaming).
+    continuous_last: Option<u64>,
+    /// Usage chunks without choices: (completion tokens, the choice that had just finished).
+    request_usage: Vec<(u64, Option<u32>)>,
+    prompt_tokens: Option<u64>,
+    reasoning_tokens: Option<u64>,
+    cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
+    timings: Option<ServerTimings>,
+}
+
+/// One pass over a timeline's events: everything [`RequestMetrics::compute`] derives its
+/// figures from. Choices (n > 1, see the module doc) each keep their own state; the top-level
+/// text, reasoning, tool calls and JSON follow the primary choice, the lowest index with output.
+struct EventWalk<'c> {
+    cfg: &'c MetricsConfig,
+    primary: u32,
+    first: FirstTokens,
+    text: PrimaryText,
+    calls: ToolCalls,
+    counts: ReportedCounts,
+    per: BTreeMap<u32, ChoiceAcc>,
+    last_finished: Option<u32>,
+    output_events: u32,
+}
+
+impl<'c> EventWalk<'c> {
+    fn new(cfg: &'c MetricsConfig, primary: u32) -> Self {
+        Self {
+            cfg,
+            primary,
+            first: FirstTokens::default(),
+            text: PrimaryText::new(cfg),
+            calls: ToolCalls::default(),
+            counts: ReportedCounts::default(),
+            per: BTreeMap::new(),
+            last_finished: None,
+            output_events: 0,
+        }
+    }
+
+    /// Takes one event, `at` ms from t0.
+    fn event(&mut self, ev: &TimedEvent, at: f64) {
+        let choice = ev.choice.unwrap_or(0);
+        self.choice_event(ev, choice, at);
+        // Other choices count for the first token; their text is kept in `per`.
+        self.first.see(&ev.event, at);
+        match &ev.event {
+            StreamEvent::Content(_) | StreamEvent::Reasoning(_) | StreamEvent::Refusal(_)
+                if choice == self.primary =>
+            {
+                self.text.see(&ev.event, at, &self.cfg.openers);
+            }
+            StreamEvent::ToolCall {
+                index,
+                name,
+                arguments,
+                ..
+            } if choice == self.primary => self.calls.fragment(*index, name, arguments, at),
+            StreamEvent::Usage { usage, with_output } => self.usage(ev, usage, *with_output),
+            StreamEvent::Timings(t) => {
+                self.counts.timings = Some(*t);
+                if let (Some(ch), Some(n)) = (ev.choice.or(self.last_finished), t.predicted_n) {
+                    self.per.entry(ch).or_default().timings_tokens = Some(n);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Keeps a choice's own text, finish, first output and arrivals.
+    fn choice_event(&mut self, ev: &TimedEvent, choice: u32, at: f64) {
+        let of_choice = ev.choice.is_some()
+            || ev.event.is_output()
+            || matches!(ev.event, StreamEvent::Finish(_));
+        if !of_choice || matches!(ev.event, StreamEvent::Usage { .. }) {
+            return;
+        }
+        let acc = self.per.entry(choice).or_default();
+        acc.last_at = Some(at);
+        match &ev.event {
+            StreamEvent::Content(t) | StreamEvent::Refusal(t) => acc.text.push_str(t),
+            StreamEvent::Reasoning(t) => acc.reasoning.push_str(t),
+            StreamEvent::Finish(r) => {
+                acc.finish = Some(r.clone());
+                self.last_finished = Some(choice);
+            }
+            _ => {}
+        }
+        if ev.event.is_output() {
+            self.output_events += 1;
+            acc.first_at.get_or_insert(at);
+            if acc.arrivals.last().is_none_or(|&(_, r)| r != ev.read) {
+                acc.arrivals.push((at, ev.read));
+            }
+        }
+    }
+
+    /// Keeps a usage's counts: the request's, and a choice's when it rode on that choice's chunk.
+    fn usage(&mut self, ev: &TimedEvent, usage: &Usage, with_output: bool) {
+        let counts = &mut self.counts;
+        counts.prompt_tokens = usage.prompt_tokens.or(counts.prompt_tokens);
+        counts.reasoning_tokens = usage.reasoning_tokens.or(counts.reasoning_tokens);
+        counts.cached_tokens = usage.cached_tokens.or(counts.cached_tokens);
+        counts.cache_write_tokens = usage.cache_write_tokens.or(counts.cache_write_tokens);
+        let Some(c) = usage.completion_tokens else {
+            return;
+        };
+        if with_output {
+            counts.continuous_last = Some(c);
+        } else {
+            counts.final_usage = Some(c);
+        }
+        match ev.choice {
+            // Usage on one choice's chunk: per-choice (vLLM continuous usage counts each
+            // choice; llama.cpp completions' finish chunk).
+            Some(ch) => {
+                let acc = self.per.entry(ch).or_default();
+                acc.series.push((ev.read, c));
+                if with_output {
+                    acc.continuous_tokens = Some(c);
+                } else {
+                    acc.final_tokens = Some(c);
+                }
+            }
+            None if !with_output => counts.request_usage.push((c, self.last_finished)),
+            None => {}
+        }
+    }
+
+    /// The figures, once every event is in.
+    fn into_metrics(mut self, tl: &RequestTimeline) -> RequestMetrics {
+        let rel = |t: f64| t - tl.sent_at;
+        let ttft_ms = self.first.any.map(|t| t.0);
+        let e2e_ms = tl.ended_at.map(rel);
+        let multi = self.per.len() > 1;
+        if multi && self.counts.request_usage.len() > 1 {
+            attribute_request_usage(&mut self.per, &self.counts.request_usage);
+        }
+        let (output_tokens, token_source) =
+            output_token_count(&self.per, &self.counts, self.output_events);
+        let gaps = Gaps::of(&self.per, self.cfg.stall_ms);
+        let arrivals = Arrivals::of(
+            &self.per,
+            self.output_events,
+            output_tokens,
+            token_source,
+            &gaps,
+            tl.streamed,
+        );
+        let (tpot_ms, decode_tokens_per_s) = if !tl.streamed {
+            (None, None)
+        } else if !multi {
+            single_choice_rates(e2e_ms, ttft_ms, output_tokens)
+        } else {
+            multi_choice_rates(&self.per, e2e_ms, ttft_ms, output_tokens)
+        };
+        let choices = if multi {
+            choice_summaries(&self.per)
+        } else {
+            Vec::new()
+        };
+        let (opener_text, meaningful_ms) = self.text.opener_split(&self.cfg.openers);
+        let counts = self.counts;
+        RequestMetrics {
+            ttfb_ms: tl.headers_at.map(rel),
+            ttft_ms,
+            ttft_kind: self.first.any.map(|t| t.1),
+            first_reasoning_ms: self.first.reasoning,
+            first_answer_ms: self.first.answer,
+            meaningful_ms,
+            opener_text,
+            e2e_ms,
+            tpot_ms,
+            itl_ms: gaps.itl_ms,
+            gap_tokens: gaps.gap_tokens,
+            output_tokens,
+            token_source,
+            prompt_tokens: counts.prompt_tokens,
+            reasoning_tokens: counts.reasoning_tokens,
+            cached_tokens: counts
+                .cached_tokens
+                .or(counts.timings.and_then(|t| t.cache_n)),
+            cache_write_tokens: counts.cache_write_tokens,
+            output_events: self.output_events,
+            output_arrivals: arrivals.count,
+            tokens_per_arrival: arrivals.tokens_per_arrival,
+            coalesced: arrivals.coalesced,
+            stalls: gaps.stalls,
+            decode_tokens_per_s,
+            server_timings: counts.timings,
+            json: self.text.json.map(|j| j.progress().clone()),
+            tool_calls: self.calls.into_timings(),
+            text: self.text.answer,
+            reasoning_text: self.text.reasoning,
+            choices,
+            streamed: tl.streamed,
+        }
+    }
+}
+
+/// llama.cpp: one usage chunk per choice, right after that choice's finish chunk; each is the
+/// count of the choice that had just finished, unless that choice counted itself.
+fn attribute_request_usage(per: &mut BTreeMap<u32, ChoiceAcc>, usage: &[(u64, Option<u32>)]) {
+    for &(n, owner) in usage {
+        if let Some(acc) = owner.and_then(|c| per.get_mut(&c))
+            && acc.final_tokens.is_none()
+        {
+            acc.final_tokens = Some(n);
+        }
+    }
+}
+
+/// The output tokens and where the count came from, in the module doc's order of preference;
+/// `output_events` is the estimate when the server counted nothing.
+fn output_token_count(
+    per: &BTreeMap<u32, ChoiceAcc>,
+    counts: &ReportedCounts,
+    output_events: u32,
+) -> (u64, TokenSource) {
+    let request_usage = &counts.request_usage;
+    if per.len() <= 1 {
+        if let Some(n) = counts.final_usage {
+            (n, TokenSource::FinalUsage)
+        } else if let Some(n) = counts.continuous_last {
+            (n, TokenSource::ContinuousUsage)
+        } else if let Some(n) = counts.timings.and_then(|t| t.predicted_n) {
+            (n, TokenSource::ServerTimings)
+        } else {
+            (u64::from(output_events), TokenSource::Estimate)
+        }
+    } else if let [(n, _)] = request_usage[..] {
+        (n, TokenSource::FinalUsage) // one usage for the whole request (OpenAI, vLLM)
+    } else if !request_usage.is_empty() {
+        let sum = request_usage
+            .iter()
+            .fold(0u64, |acc, &(n, _)| acc.saturating_add(n));
+        (sum, TokenSource::FinalUsage) // one per choice (llama.cpp)
+    } else if per
+        .values()
+        .all(|a| a.first_at.is_none() || a.tokens().is_some())
+    {
+        let counts: Vec<(u64, TokenSource)> = per.values().filter_map(ChoiceAcc::tokens).collect();
+        let source = if counts.iter().any(|c| c.1 == TokenSource::ServerTimings) {
+            TokenSource::ServerTimings
+        } else if counts.iter().any(|c| c.1 == TokenSource::ContinuousUsage) {
+            TokenSource::ContinuousUsage
+        } else {
+            TokenSource::FinalUsage
+        };
+        (
+            counts.iter().fold(0u64, |acc, c| acc.saturating_add(c.0)),
+            source,
+        )
+    } else {
+        (u64::from(output_events), TokenSource::Estimate)
+    }
+}
+
+/// The gaps between each choice's arrivals (choice 0's, then choice 1's, …), with the tokens
+/// the closing arrival carried (from the choice's cumulative usage) and the stalls among them.
+struct Gaps {
+    itl_ms: Vec<f64>,
+    gap_tokens: Vec<Option<u32>>,
+    stalls: Vec<Stall>,
+}
+
+impl Gaps {
+    fn of(per: &BTreeMap<u32, ChoiceAcc>, stall_ms: f64) -> Self {
+        let mut gaps = Self {
+            itl_ms: Vec::new(),
+            gap_tokens: Vec::new(),
+            stalls: Vec::new(),
+        };
+        for acc in per.values() {
+            let usage = UsageAt::new(&acc.series);
+            let tokens: Vec<Option<u64>> = acc.arrivals.iter().map(|a| usage.at(a.1)).collect();
+            for (w, t) in acc.arrivals.windows(2).zip(tokens.windows(2)) {
+                let gap = w[1].0 - w[0].0;
+                gaps.itl_ms.push(gap);
+                let toks = match (t[0], t[1]) {
+                    // More than a chunk can carry is a server's bad count, not tokens.
+                    (Some(a), Some(b)) if b >= a => u32::try_from(b - a)
+                        .ok()
+                        .filter(|n| *n <= MAX_TOKENS_PER_ARRIVAL),
+                    _ => None,
+                };
+                gaps.gap_tokens.push(toks);
+                if gap > stall_ms {
+                    gaps.stalls.push(Stall {
+                        from_ms: w[0].0,
+                        gap_ms: gap,
+                    });
+                }
+            }
+        }
+        gaps
+    }
+}
+
+/// How the output arrived: in how many arrivals, with how many tokens each, and whether
+/// arrivals carried several tokens.
+struct Arrivals {
+    count: u32,
+    tokens_per_arrival: f64,
+    coalesced: bool,
+}
+
+impl Arrivals {
+    fn of(
+        per: &BTreeMap<u32, ChoiceAcc>,
+        output_events: u32,
+        output_tokens: u64,
+        token_source: TokenSource,
+        gaps: &Gaps,
+        streamed: bool,
+    ) -> Self {
+        let count = per.values().map(|a| a.arrivals.len() as u32).sum::<u32>();
+        let tokens_per_arrival = if count > 0 {
+            output_tokens as f64 / f64::from(count)
+        } else {
+            0.0
+        };
+        // Without server counts, text length is the only witness: English runs ≈ 4 characters
+        // per token, so arrivals averaging over 16 characters carry several tokens.
+        let chars: usize = per
+            .values()
+            .map(|a| a.text.chars().count() + a.reasoning.chars().count())
+            .sum();
+        let chars_per_event = chars as f64 / f64::from(output_events.max(1));
+        let coalesced = streamed
+            && count > 0
+            && (tokens_per_arrival > 1.2
+                || gaps.gap_tokens.iter().any(|t| t.is_some_and(|n| n > 1))
+                || (token_source == TokenSource::Estimate && chars_per_event > 16.0));
+        Self {
+            count,
+            tokens_per_arrival,
+            coalesced,
+        }
+    }
+}
+
+/// TPOT and decode rate of a streamed request with several choices, as the module doc defines
+/// them over the k choices with output.
+fn multi_choice_rates(
+    per: &BTreeMap<u32, ChoiceAcc>,
+    e2e_ms: Option<f64>,
+    ttft_ms: Option<f64>,
+    output_tokens: u64,
+) -> (Option<f64>, Option<f64>) {
+    let k = per.values().filter(|a| a.first_at.is_some()).count() as u64;
+    match (e2e_ms, ttft_ms) {
+        (Some(e), Some(f)) if output_tokens > k => {
+            let started = || per.values().filter(|a| a.first_at.is_some());
+            let latest = started()
+                .filter_map(|a| a.last_at)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let span: f64 = started()
+                .filter_map(|a| {
+                    let end = a.last_at.filter(|l| *l < latest).unwrap_or(e);
+                    Some(end - a.first_at?)
+                })
+                .sum();
+            let after_first = (output_tokens - k) as f64;
+            let tpot = span / after_first;
+            let rate = (e > f).then(|| after_first / (e - f) * 1000.0);
+            (Some(tpot), rate)
+        }
+        _ => (None, None),
+    }
+}
+
+fn choice_summaries(per: &BTreeMap<u32, ChoiceAcc>) -> Vec<ChoiceSummary> {
+    per.iter()
+        .map(|(&index, a)| ChoiceSummary {
+            index,
+            first_token_ms: a.first_at,
+            output_tokens: a.tokens().map(|t| t.0),
+            finish_reason: a.finish.clone(),
+            text: a.text.clone(),
+            reasoning_text: a.reasoning.clone(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,43 +11,13 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::report::PROBE_CLIENT;
 use crate::report::{Report, RequestRecord};
 use crate::stats::percentile;
-
-/// The client whose requests are the probe: the studio's own (`vantage.client` `browser`).
-pub const PROBE_CLIENT: &str = "browser";
 
 /// Probe requests needed (successful, with a TTFT) before TTFT is compared across load levels:
 /// two in each third.
 pub const MIN_PROBE_POINTS: usize = 6;
-
-impl Report {
-    /// Whether the run holds both a probe (requests measured by the `browser`) and another
-    /// client's load (e.g. `locust`), as merged from their timeline files.
-    pub fn is_probe_under_load(&self) -> bool {
-        let mut probe = false;
-        let mut load = false;
-        for r in &self.requests {
-            match r.client.as_deref() {
-                Some(PROBE_CLIENT) => probe = true,
-                Some(_) => load = true,
-                None => {}
-            }
-            if probe && load {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// The requests the headline figures ([`Report::aggregates`]) are computed from: the
-    /// measured (not warm-up) requests, and in a probe under load only the probe's.
-    pub fn headline_requests(&self) -> impl Iterator<Item = &RequestRecord> {
-        let probe_only = self.is_probe_under_load();
-        self.measured()
-            .filter(move |r| !probe_only || r.client.as_deref() == Some(PROBE_CLIENT))
-    }
-}
 
 /// One probe request placed on the load timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -889,20 +889,6 @@ const COUNTERS: [Concept; 8] = [
 ];
 
 impl ServerSeries {
-    /// What a report's scrapes say, for its model; `None` with fewer than two scrapes. Its
-    /// warm-ups are left out of the percentiles when a scrape was marked after them, and
-    /// [`ServerSeries::coverage`] says so either way. Compute it once per report and pass it on.
-    pub fn of_report(report: &crate::report::Report) -> Option<Self> {
-        (report.server_scrapes.len() >= 2).then(|| {
-            let warmups = report.requests.iter().filter(|r| r.warmup).count();
-            Self::with_warmups(
-                &report.server_scrapes,
-                Some(&report.endpoint.model),
-                warmups,
-            )
-        })
-    }
-
     /// Everything the scrapes of a run say, for `model` (`None` or empty: every model). The
     /// scrapes may come in any order; they are sorted by time. The first should be taken
     /// before the run's first request and the last after its last; the percentiles start from

@@ -9,6 +9,7 @@ use ttft_core::openers::Openers;
 use ttft_core::report::ReportFileError;
 use ttft_core::report::{Aggregates, EndpointInfo, Report, RequestRecord};
 use ttft_core::roofline::{Precision, RooflineInput};
+use ttft_core::run_stats::RunStats;
 use ttft_core::stats::{Summary, cdf, histogram, knee, linear_fit, percentile};
 use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
 

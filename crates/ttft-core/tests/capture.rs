@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use ttft_core::capture::{Capture, CaptureEnd, CapturedHead};
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::{Outcome, Read, RequestRecorder};
 
 fn stream(tokens: usize) -> Vec<u8> {

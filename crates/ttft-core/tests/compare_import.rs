@@ -6,6 +6,7 @@ use ttft_core::compare::{compare, crossover, tokens_visible};
 use ttft_core::import::{Format, ImportError, import, import_files};
 use ttft_core::metrics::{MetricsConfig, TokenSource};
 use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::RequestRecorder;
 
 /// A `vllm bench serve --save-result --save-detailed` file of `n` requests, each with the given

@@ -6,6 +6,7 @@
 use ttft_core::dialect::{Dialect, StreamEvent};
 use ttft_core::metrics::{MetricsConfig, RequestMetrics, TokenSource, TtftKind};
 use ttft_core::report::{Aggregates, Report, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::{Outcome, RequestRecorder, RequestTimeline};
 
 /// Feeds `reads` into a recorder sent at t=0 with headers at 1 ms; the body ends at the last

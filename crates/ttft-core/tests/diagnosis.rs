@@ -5,6 +5,7 @@
 use ttft_core::diagnosis::{Finding, diagnose};
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::{RequestRecorder, RequestTimeline};
 
 fn content(t: &str) -> String {

@@ -4,10 +4,10 @@
 use proptest::prelude::*;
 use ttft_core::experience::{
     DeadlineConfig, ExperienceConfig, ExperienceConfigError, ExperienceSummary, Fluidity,
-    ReadingConfig, ReadingExperience, RequestExperience, fluid_token_rate, reading_arrivals,
-    summarize, token_times,
+    ReadingConfig, ReadingExperience, RequestExperience, fluid_token_rate,
 };
 use ttft_core::metrics::MetricsConfig;
+use ttft_core::record_experience::{reading_arrivals, request_experience, summarize, token_times};
 use ttft_core::report::{ReplayPiece, RequestRecord};
 use ttft_core::timeline::RequestRecorder;
 
@@ -401,7 +401,7 @@ fn token_times_follow_the_servers_counts_with_or_without_replay() {
     let mut bare = rec.clone();
     bare.replay.clear();
     assert_eq!(token_times(&bare), vec![100.0, 200.0, 200.0, 300.0]);
-    let e = RequestExperience::of(&rec, &ExperienceConfig::default());
+    let e = request_experience(&rec, &ExperienceConfig::default());
     // 100 ≤ 1000 banks 900; every later gap is within 50 + slack.
     let f = e.fluidity.unwrap();
     assert_eq!((f.deadlines, f.missed), (4, 0));
@@ -412,7 +412,7 @@ fn token_times_follow_the_servers_counts_with_or_without_replay() {
     assert!(close(r.read_by_ms, 850.0));
     // Without replay there is no text to read.
     assert_eq!(
-        RequestExperience::of(&bare, &ExperienceConfig::default()).reading,
+        request_experience(&bare, &ExperienceConfig::default()).reading,
         None
     );
 }

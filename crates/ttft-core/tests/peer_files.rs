@@ -10,6 +10,7 @@ use serde_json::Value;
 use ttft_core::import::{Format, ImportError, SourceSummary, SummaryFigure, import, import_files};
 use ttft_core::llmd::{self, LlmdError};
 use ttft_core::report::{self, Report};
+use ttft_core::run_stats::RunStats;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/peers");
 

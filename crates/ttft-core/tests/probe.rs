@@ -8,6 +8,7 @@
 use ttft_core::capture::{Capture, CaptureEnd, CapturedHead};
 use ttft_core::diagnosis::diagnose;
 use ttft_core::probe::{PROBE_CLIENT, probe_under_load};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::Read;
 use ttft_core::timeline_file::{
     MergeOptions, RawCapture, RequestInfo, TimelineLine, Vantage, export, merge_files,

@@ -7,6 +7,7 @@
 use ttft_core::diagnosis::{Finding, diagnose};
 use ttft_core::metrics::{MetricsConfig, RequestMetrics};
 use ttft_core::report::{EndpointInfo, PromptCache, Report, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::scenario::{Conversation, ScenarioConfig, ScenarioKind, is_conversation_id};
 use ttft_core::timeline::{RequestRecorder, RequestTimeline};
 

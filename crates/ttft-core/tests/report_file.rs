@@ -6,6 +6,7 @@ use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord, read_json};
 use ttft_core::request::{HeaderLineError, parse_header_lines};
 use ttft_core::roofline::{Precision, RooflineInput};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::{Outcome, RequestRecorder};
 
 /// A request whose first token arrives at `ttft` ms, then `n - 1` more every `itl` ms.

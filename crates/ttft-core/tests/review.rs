@@ -8,6 +8,7 @@ use ttft_core::report::{EndpointInfo, Report, RequestRecord, read_json};
 use ttft_core::review::{
     BlindVote, Choice, Preference, Run, VoteTally, pair_for_review, tally, tally_both,
 };
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::RequestRecorder;
 
 /// One streamed request as the studio records it (with replay): headers at `ttft / 2`, the
@@ -357,7 +358,7 @@ fn three_runs_count_every_pair() {
 
 #[test]
 fn the_slo_set_and_the_client_health_verdict_travel_with_the_run() {
-    use ttft_core::client_health::{ClientHealth, HealthSamples};
+    use ttft_core::client_health::HealthSamples;
     use ttft_core::slo::SloSet;
     let mut a = run("model-a", 1000.0, &[(0, 300.0), (1, 350.0)]);
     // The default set stays out of the file; a chosen one travels.
@@ -369,7 +370,7 @@ fn the_slo_set_and_the_client_health_verdict_travel_with_the_run() {
         hidden: vec![],
         run_ms: 2000.0,
     };
-    a.client_health = Some(ClientHealth::assess(&a, &samples));
+    a.client_health = Some(ttft_core::client_health::assess(&a, &samples));
     let json = serde_json::to_string(&a).unwrap();
     let file = read_json(json.as_bytes()).unwrap();
     assert_eq!((&file.slo, &file.client_health), (&a.slo, &a.client_health));

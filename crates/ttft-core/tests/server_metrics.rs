@@ -13,6 +13,7 @@ use ttft_core::first_token::{
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::prometheus::{Exposition, MetricType, Sample, parse, render};
 use ttft_core::report::{EndpointInfo, Report, RequestRecord, read_json};
+use ttft_core::run_stats::RunStats;
 use ttft_core::server_metrics::{
     Concept, Coverage, Scrape, ServerKind, ServerSeries, histogram_quantile, metrics_url,
 };
@@ -748,7 +749,7 @@ fn the_servers_figures_start_after_the_warm_ups() {
         r
     };
     let report = with_warmup(scrapes(true));
-    let s = ServerSeries::of_report(&report).unwrap();
+    let s = report.server_series().unwrap();
     assert_eq!(s.coverage, Coverage::Measured { warmups: 1 });
     let t = s.latency(Concept::Ttft).unwrap();
     assert!(
@@ -764,7 +765,7 @@ fn the_servers_figures_start_after_the_warm_ups() {
     assert_eq!(s.scrapes, 3);
 
     // Without the marked scrape the warm-up is in, and the series says so.
-    let s = ServerSeries::of_report(&with_warmup(scrapes(false))).unwrap();
+    let s = (with_warmup(scrapes(false))).server_series().unwrap();
     assert_eq!(s.coverage, Coverage::WithWarmups { warmups: 1 });
     assert!(close(s.latency(Concept::Ttft).unwrap().count, 5.0));
     assert!(
@@ -773,16 +774,18 @@ fn the_servers_figures_start_after_the_warm_ups() {
             .contains("include the run's 1 warm-up request,")
     );
     // A run without warm-ups covers the whole run.
-    let s = ServerSeries::of_report(&report_with_ttft(50.0, scrapes(false))).unwrap();
+    let s = (report_with_ttft(50.0, scrapes(false)))
+        .server_series()
+        .unwrap();
     assert_eq!(s.coverage, Coverage::WholeRun);
     // A marked last scrape is no baseline (nothing after it to count).
     let mut last = scrapes(false);
     last[2].after_warmups = true;
-    let s = ServerSeries::of_report(&with_warmup(last)).unwrap();
+    let s = (with_warmup(last)).server_series().unwrap();
     assert_eq!(s.coverage, Coverage::WithWarmups { warmups: 1 });
     // The first-token decomposition and the diagnosis read the same series.
     let agg = report.aggregates();
-    let series = ServerSeries::of_report(&report);
+    let series = report.server_series();
     assert_eq!(
         ttft_core::first_token::of_report(&report, &agg),
         ttft_core::first_token::of_report_with(&report, &agg, series.as_ref())
@@ -793,7 +796,9 @@ fn the_servers_figures_start_after_the_warm_ups() {
     );
     // One scrape: no series at all.
     assert!(
-        ServerSeries::of_report(&report_with_ttft(50.0, scrapes(true)[..1].to_vec())).is_none()
+        (report_with_ttft(50.0, scrapes(true)[..1].to_vec()))
+            .server_series()
+            .is_none()
     );
     // The mark is kept in the file, and absent when not set.
     let back = read_json(&serde_json::to_vec(&report).unwrap()).unwrap();

@@ -557,6 +557,51 @@ pub async fn saved_runs(c: &Client) -> Result<Vec<ttft_core::report::Report>> {
         .collect()
 }
 
+/// Everything this origin keeps in the browser, as text: every localStorage and sessionStorage
+/// entry and every record of every IndexedDB database (Blobs and bytes read as UTF-8). Where a
+/// secret must never be.
+const DUMP_BROWSER_STORAGE: &str = r#"
+const done = arguments[arguments.length - 1];
+(async () => {
+  const out = [];
+  for (const store of [localStorage, sessionStorage]) {
+    for (let i = 0; i < store.length; i++) out.push(store.key(i) + '=' + store.getItem(store.key(i)));
+  }
+  const text = async v => {
+    if (v instanceof Blob) return await v.text();
+    if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return new TextDecoder().decode(v);
+    if (v && typeof v === 'object') {
+      const parts = [];
+      for (const [k, x] of Object.entries(v)) parts.push(k + ':' + await text(x));
+      return '{' + parts.join(',') + '}';
+    }
+    return String(v);
+  };
+  const get = r => new Promise((res, rej) => { r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+  for (const info of await indexedDB.databases()) {
+    const db = await get(indexedDB.open(info.name));
+    const names = [...db.objectStoreNames];
+    if (names.length) {
+      const tx = db.transaction(names);
+      for (const name of names) {
+        for (const v of await get(tx.objectStore(name).getAll())) out.push(info.name + '/' + name + ': ' + await text(v));
+      }
+    }
+    db.close();
+  }
+  done(out.join('\n'));
+})().catch(e => done({ error: String(e) }));
+"#;
+
+/// Everything the studio's origin stores in this browser (see [`DUMP_BROWSER_STORAGE`]).
+pub async fn browser_storage_dump(c: &Client) -> Result<String> {
+    let v = c.execute_async(DUMP_BROWSER_STORAGE, vec![]).await?;
+    if let Some(e) = v.get("error") {
+        bail!("could not read the browser's storage: {e}");
+    }
+    Ok(v.as_str().context("storage dump is not text")?.to_owned())
+}
+
 /// Deletes the studio's run storage (and runs left in localStorage by older studios), so the
 /// next page load starts with no saved runs. The page's own connection closes when asked.
 pub async fn clear_saved_runs(c: &Client) -> Result<()> {

@@ -14,6 +14,7 @@ use ttft_core::calibration::calibrate;
 use ttft_core::client_health::{CauseKind, Verdict, compare_flag};
 use ttft_core::experience::{ExperienceConfig, ReadingConfig};
 use ttft_core::report::Report;
+use ttft_core::run_stats::RunStats;
 use ttft_e2e::*;
 
 async fn attr(c: &Client, css: &str, name: &str) -> Result<Option<String>> {

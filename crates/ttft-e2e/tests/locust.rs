@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
 use ttft_core::locust::{LocustTarget, locustfile};
+use ttft_core::run_stats::RunStats;
 use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
 use ttft_core::stats::Summary;
 use ttft_core::timeline_file::{MergeOptions, merge_files};

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use fantoccini::Locator;
+use ttft_core::run_stats::RunStats;
 use ttft_core::stats::Summary;
 use ttft_e2e::*;
 
@@ -316,7 +317,7 @@ async fn the_servers_view_beside_the_browsers() -> anyhow::Result<()> {
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn the_servers_work_counters_in_its_view() -> anyhow::Result<()> {
     use anyhow::Context;
-    use ttft_core::server_metrics::{Scrape, ServerSeries};
+    use ttft_core::server_metrics::Scrape;
     let session = open_studio().await?;
     let c = &session.client;
     click(c, "scrape-metrics").await?;
@@ -346,7 +347,8 @@ async fn the_servers_work_counters_in_its_view() -> anyhow::Result<()> {
         Scrape::new(2000.0, &fixture("llamacpp.txt")?),
     ];
     run.metrics_url = Some("http://127.0.0.1:8080/metrics".into());
-    let work = ServerSeries::of_report(&run)
+    let work = run
+        .server_series()
         .and_then(|s| s.work)
         .context("the fixtures' work counters")?;
     let sentence = work.sentence().context("a sentence")?;
@@ -422,6 +424,91 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     );
     fresh.close().await?;
     Ok(())
+}
+
+/// A secret typed in the extra headers box is sent but never kept: after a run (saved to
+/// IndexedDB) and a reload, the value is in no localStorage, sessionStorage or IndexedDB entry
+/// and not back in the box, while the rest of the settings are. With "remember the key and
+/// extra headers on this device" ticked, it is kept, and unticking forgets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn extra_header_values_never_reach_browser_storage() -> anyhow::Result<()> {
+    const SECRET: &str = "hdr-SECRET-777";
+    let session = open_studio().await?;
+    let c = &session.client;
+    clear_saved_runs(c).await?;
+    set_field(c, "model", "sim-openers").await?;
+    set_field(c, "requests", "2").await?;
+    set_field(c, "max-tokens", "8").await?;
+    set_field(c, "extra-headers", &format!("X-Internal-Token: {SECRET}")).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    newest_run_saved(c, 60).await?;
+    let stored = browser_storage_dump(c).await?;
+    assert!(
+        stored.contains("sim-openers"),
+        "the dump reads the settings: {stored}"
+    );
+    assert!(
+        !stored.contains(SECRET),
+        "stored before the reload: {stored}"
+    );
+
+    c.refresh().await?;
+    wait_text(c, "runs-list", 20, |t| !t.is_empty()).await?;
+    let stored = browser_storage_dump(c).await?;
+    assert!(
+        !stored.contains(SECRET),
+        "stored after the reload: {stored}"
+    );
+    let headers = field_value(c, "extra-headers").await?;
+    assert!(
+        !headers.contains(SECRET),
+        "shown again after a reload: {headers}"
+    );
+    assert_eq!(
+        field_value(c, "model").await?,
+        "sim-openers",
+        "other settings kept"
+    );
+
+    // Opted in: kept on this device, and forgotten again when the box is unticked.
+    set_field(c, "extra-headers", &format!("X-Internal-Token: {SECRET}")).await?;
+    click(c, "remember-secrets").await?;
+    c.refresh().await?;
+    let kept = wait_field_value(c, "extra-headers", 10, |v| v.contains(SECRET)).await?;
+    assert!(kept.contains(SECRET), "{kept}");
+    click(c, "remember-secrets").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stored = browser_storage_dump(c).await?;
+    assert!(!stored.contains(SECRET), "kept after unticking: {stored}");
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// An input's current value.
+async fn field_value(c: &fantoccini::Client, testid: &str) -> anyhow::Result<String> {
+    let el = c
+        .find(Locator::Css(&format!("[data-testid={testid}]")))
+        .await?;
+    Ok(el.prop("value").await?.unwrap_or_default())
+}
+
+/// Waits until an input's value satisfies `ok`, returning it.
+async fn wait_field_value(
+    c: &fantoccini::Client,
+    testid: &str,
+    secs: u64,
+    ok: impl Fn(&str) -> bool,
+) -> anyhow::Result<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let v = field_value(c, testid).await.unwrap_or_default();
+        if ok(&v) || std::time::Instant::now() > deadline {
+            return Ok(v);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Errors are shown per request with what to do, and nothing panics.
@@ -831,7 +918,7 @@ async fn multi_turn_prompt_grows_each_round() -> anyhow::Result<()> {
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn shared_prefix_rounds_show_the_prefix_cache_hit_rate() -> anyhow::Result<()> {
     use anyhow::Context;
-    use ttft_core::server_metrics::{Concept, ServerSeries};
+    use ttft_core::server_metrics::Concept;
     const ROUNDS: usize = 5;
     let session = open_studio().await?;
     let c = &session.client;
@@ -885,7 +972,7 @@ async fn shared_prefix_rounds_show_the_prefix_cache_hit_rate() -> anyhow::Result
     );
     // The server's side: its hit rate as a series, and its counters' growth over the run is
     // what the browser read in usage, token for token.
-    let series = ServerSeries::of_report(&run).context("fewer than two scrapes")?;
+    let series = run.server_series().context("fewer than two scrapes")?;
     let rate = series
         .series(Concept::PrefixCacheHitRate)
         .context("no prefix-cache hit rate among the scraped series")?;

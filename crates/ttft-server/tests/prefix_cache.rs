@@ -12,6 +12,7 @@ use ttft_core::diagnosis::diagnose;
 use ttft_core::metrics::{MetricsConfig, RequestMetrics};
 use ttft_core::report::{EndpointInfo, Report, RequestRecord};
 use ttft_core::request::build_request;
+use ttft_core::run_stats::RunStats;
 use ttft_core::scenario::{Conversation, ScenarioConfig, ScenarioKind};
 use ttft_core::timeline::{RequestRecorder, RequestTimeline};
 use ttft_server::{Config, app};

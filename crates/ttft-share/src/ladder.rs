@@ -14,6 +14,7 @@ use ttft_core::report::{Aggregates, Report};
 
 use crate::columns::{self, Layout};
 use crate::{PREFIX, ShareOptions, SharedLink, legacy, r3};
+use ttft_core::run_stats::RunStats;
 
 /// The link formats the ladder can write.
 #[derive(Debug, Clone, Copy, PartialEq)]

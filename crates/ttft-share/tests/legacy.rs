@@ -10,6 +10,7 @@ mod common;
 use common::*;
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::{RequestRecorder, RequestTimeline};
 use ttft_share::{ShareError, ShareOptions};
 

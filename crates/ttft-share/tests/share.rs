@@ -12,6 +12,7 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use ttft_core::report::{Report, RequestRecord};
+use ttft_core::run_stats::RunStats;
 use ttft_share::{ShareError, ShareOptions};
 
 proptest! {

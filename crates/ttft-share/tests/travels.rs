@@ -54,6 +54,7 @@ mod report_file {
 mod peer_files {
     use ttft_core::import::{Format, ImportError, import};
     use ttft_core::report::Report;
+    use ttft_core::run_stats::RunStats;
     use ttft_share::ShareOptions;
 
     /// The peer tools' files of `ttft-core`'s tests (`crates/ttft-core/tests/data/peers/`).
@@ -91,6 +92,7 @@ mod peer_files {
 mod prompt_cache {
     use ttft_core::metrics::MetricsConfig;
     use ttft_core::report::{EndpointInfo, Report, RequestRecord};
+    use ttft_core::run_stats::RunStats;
     use ttft_core::timeline::{RequestRecorder, RequestTimeline};
     use ttft_share::ShareOptions;
 
@@ -272,7 +274,7 @@ mod review {
 
     #[test]
     fn the_slo_set_and_the_client_health_verdict_travel_in_links() {
-        use ttft_core::client_health::{ClientHealth, HealthSamples};
+        use ttft_core::client_health::HealthSamples;
         use ttft_core::slo::SloSet;
         let mut a = run("model-a", 1000.0, &[(0, 300.0), (1, 350.0)]);
         // The default set stays out of the link; a chosen one travels.
@@ -286,7 +288,7 @@ mod review {
             hidden: vec![],
             run_ms: 2000.0,
         };
-        a.client_health = Some(ClientHealth::assess(&a, &samples));
+        a.client_health = Some(ttft_core::client_health::assess(&a, &samples));
         let link =
             ttft_share::decode(&ttft_share::encode(&a, &ShareOptions::default()).text).unwrap();
         assert_eq!((&link.slo, &link.client_health), (&a.slo, &a.client_health));

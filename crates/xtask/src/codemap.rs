@@ -1,60 +1,85 @@
-//! The code-map check (`cargo xtask codemap`, and a step of `cargo xtask test`): every Rust
-//! source file of the app and the crates must be named in the "Code map" section of
-//! `ARCHITECTURE.md`.
+//! The code-map check (`cargo xtask codemap`, and a step of `cargo xtask test`): the "Code map"
+//! section of `ARCHITECTURE.md` must name every crate and every top-level folder, and every path
+//! the document names must exist, so the map can neither leave a folder out nor lie.
 //!
-//! The files checked are the `*.rs` under `src/` and `tests/` at the root and under `src/`,
-//! `tests/`, `examples/` and `benches/` of every `crates/*`. A file is named when a code span
-//! (`` `…` ``) of the code map is
+//! The folders the map must name are every folder at the root (`src/`, `style/`, `tests/`,
+//! `crates/` …) but hidden ones (`.cargo/`) and those the root `.gitignore` names (`target/`,
+//! `dist/`), and every folder directly in one of [`DETAILED`]: each crate (`crates/ttft-core/`)
+//! and each folder of the app's source (`src/components/`). A folder is named by a code span
+//! (`` `…` ``) of the code map that is its path, with or without the final `/`
+//! (`crates/ttft-core`), or a brace pattern one of whose expansions is
+//! (`src/{actions,browser}/`); a file inside it or a glob (`crates/*/`) does not name it.
 //!
-//! - its path, relative to the root (`src/runner.rs`);
-//! - a brace pattern that expands to it (`crates/ttft-server/src/sim/{plan,text}.rs`);
-//! - a glob whose `*` stands for part of one path segment (`src/components/*.rs` names the
-//!   files directly in `src/components/`, not those in its subfolders).
-//!
-//! A folder alone (`crates/ttft-charts`, `src/components/`) names no file: a row for a folder
-//! must say which files it covers.
+//! A code span anywhere in the document (fenced blocks aside) whose first segment is an entry of
+//! the root other than an ignored one (`src/…`, `crates/…`, `Cargo.toml`, `.ci/run`) is a path
+//! from the root and must exist: each expansion of a brace pattern
+//! (`crates/ttft-server/src/sim/{plan,text}.rs`), a folder where it ends in `/`, and for a glob
+//! (`*` within one segment: `src/components/*.rs`) at least one path. Other spans
+//! (`GET /v1/models`, `ttft_core::report`, `target/dist/`) are not read as paths, and neither is
+//! one relative to some folder (`report/mod.rs`): a path the check should hold is written from
+//! the root.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-/// The folders searched for `*.rs` files at the root, and in every `crates/*`.
-const ROOT_DIRS: &[&str] = &["src", "tests"];
-const CRATE_DIRS: &[&str] = &["src", "tests", "examples", "benches"];
+/// The folders whose every folder the code map must name, besides the root's: the crates and
+/// the app's source.
+const DETAILED: &[&str] = &["crates", "src"];
 
-/// Checks the code map of `root/ARCHITECTURE.md` against the sources under `root`, printing
-/// every file it does not name.
+/// Checks `root/ARCHITECTURE.md` against the folders under `root`, printing every folder its
+/// code map does not name and every path it names that does not exist.
 pub(crate) fn check(root: &Path) -> Result<()> {
     let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md"))
         .context("ARCHITECTURE.md is missing")?;
     let patterns = code_map_patterns(&doc)?;
-    let files = source_files(root)?;
-    let missing = unnamed(&files, &patterns);
-    if missing.is_empty() {
-        eprintln!("    the code map names all {} source files", files.len());
+    let folders = required_folders(root)?;
+    let unnamed = unnamed(&folders, &patterns);
+    let missing = missing_paths(root, &root_entries(root)?, &spans(&doc));
+    if unnamed.is_empty() && missing.is_empty() {
+        eprintln!(
+            "    the code map names all {} folders, and every path ARCHITECTURE.md names exists",
+            folders.len()
+        );
         return Ok(());
     }
-    eprintln!(
-        "    ARCHITECTURE.md's code map does not name these {} of {} source files:",
-        missing.len(),
-        files.len()
-    );
-    for f in &missing {
-        eprintln!("      {f}");
+    if !unnamed.is_empty() {
+        eprintln!(
+            "    ARCHITECTURE.md's code map does not name these {} of {} folders:",
+            unnamed.len(),
+            folders.len()
+        );
+        for f in &unnamed {
+            eprintln!("      {f}");
+        }
+        eprintln!(
+            "    add a row naming each (its path, like `crates/ttft-core/`, or a brace pattern like `src/{{a,b}}/`)"
+        );
     }
-    eprintln!(
-        "    add a row naming each (its path, a brace pattern like `dir/{{a,b}}.rs`, or `dir/*.rs`)"
-    );
+    if !missing.is_empty() {
+        eprintln!(
+            "    ARCHITECTURE.md names these {} paths, which do not exist:",
+            missing.len()
+        );
+        for p in &missing {
+            eprintln!("      {p}");
+        }
+        eprintln!(
+            "    a span starting with a folder or file of the root is read from the root: write it in full, or mend it"
+        );
+    }
     bail!(
-        "the code map misses {} of {} source files",
-        missing.len(),
-        files.len()
+        "the code map misses {} of {} folders; {} named paths do not exist",
+        unnamed.len(),
+        folders.len(),
+        missing.len()
     )
 }
 
-/// The files of `files` that no pattern names, in order.
-fn unnamed(files: &[String], patterns: &[String]) -> Vec<String> {
-    files
+/// The folders of `folders` that no pattern names, in order.
+fn unnamed(folders: &[String], patterns: &[String]) -> Vec<String> {
+    folders
         .iter()
         .filter(|f| !is_named(f, patterns))
         .cloned()
@@ -72,28 +97,39 @@ fn code_map_patterns(doc: &str) -> Result<Vec<String>> {
     if section.is_empty() {
         bail!("ARCHITECTURE.md has no `## Code map` section");
     }
-    let mut spans = Vec::new();
-    for line in section {
-        // Odd pieces between backticks are code spans.
-        spans.extend(
-            line.split('`')
-                .skip(1)
-                .step_by(2)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-        );
-    }
-    Ok(spans)
+    Ok(spans(&section.join("\n")))
 }
 
-/// Whether a code span names `file` (a root-relative path with `/` separators): literally, by
-/// brace expansion, or by a `*` glob within one segment.
-fn is_named(file: &str, patterns: &[String]) -> bool {
+/// The code spans of `text` outside fenced blocks (a span broken over lines joined by a space).
+fn spans(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut prose = String::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            prose.push_str(line);
+            prose.push('\n');
+        }
+    }
+    // Odd pieces between backticks are code spans.
+    prose
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|s| s.replace('\n', " ").trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Whether a code span names `folder` (`a/b/`): its path, with or without the final `/`,
+/// literally or by brace expansion.
+fn is_named(folder: &str, patterns: &[String]) -> bool {
+    let folder = folder.trim_end_matches('/');
     patterns
         .iter()
         .flat_map(|p| expand_braces(p))
-        .any(|p| glob_match(&p, file))
+        .any(|p| p.trim_end_matches('/') == folder)
 }
 
 /// Expands every `{a,b,…}` group (nested or several): `x/{a,b}.rs` → `x/a.rs`, `x/b.rs`.
@@ -133,13 +169,6 @@ fn expand_braces(pattern: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether `path` matches `pattern` segment by segment, `*` matching any run of characters
-/// within one segment (so `a/*.rs` matches `a/b.rs` but not `a/b/c.rs`).
-fn glob_match(pattern: &str, path: &str) -> bool {
-    let (p, f): (Vec<&str>, Vec<&str>) = (pattern.split('/').collect(), path.split('/').collect());
-    p.len() == f.len() && p.iter().zip(&f).all(|(p, f)| segment_match(p, f))
-}
-
 /// `*` wildcards within one path segment.
 fn segment_match(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
@@ -160,37 +189,114 @@ fn segment_match(pattern: &str, text: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
-/// Every `*.rs` file under the checked folders, root-relative with `/` separators, sorted.
-fn source_files(root: &Path) -> Result<Vec<String>> {
-    let mut dirs: Vec<String> = ROOT_DIRS.iter().map(|d| (*d).to_owned()).collect();
-    let mut crates: Vec<String> = std::fs::read_dir(root.join("crates"))
-        .context("no crates/ folder")?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+/// The names the root `.gitignore` leaves out as whole entries (`/target`, `dist/`,
+/// `node_modules`), and `.git`.
+fn ignored(root: &Path) -> BTreeSet<String> {
+    let gitignore = std::fs::read_to_string(root.join(".gitignore")).unwrap_or_default();
+    let mut names: BTreeSet<String> = gitignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+        .map(|l| l.trim_start_matches('/').trim_end_matches('/'))
+        .filter(|l| !l.contains(['/', '*', '?', '[']))
+        .map(str::to_owned)
         .collect();
-    crates.sort();
-    for c in &crates {
-        dirs.extend(CRATE_DIRS.iter().map(|d| format!("crates/{c}/{d}")));
+    names.insert(".git".to_owned());
+    names
+}
+
+/// The names of the folders directly in `dir`, sorted.
+fn folders_in(dir: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            names.push(e.file_name().to_string_lossy().into_owned());
+        }
     }
-    let mut files = Vec::new();
-    let mut stack: Vec<String> = dirs;
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
-            continue; // a crate without tests/, examples/ or benches/
-        };
-        for e in entries {
-            let e = e?;
-            let rel = format!("{dir}/{}", e.file_name().to_string_lossy());
-            if e.file_type()?.is_dir() {
-                stack.push(rel);
-            } else if rel.ends_with(".rs") {
-                files.push(rel);
+    names.sort();
+    Ok(names)
+}
+
+/// The folders the code map must name, root-relative with a final `/`, sorted: the root's
+/// but hidden and ignored ones, and the folders directly in each of [`DETAILED`].
+fn required_folders(root: &Path) -> Result<Vec<String>> {
+    let ignored = ignored(root);
+    let mut out = Vec::new();
+    for name in folders_in(root)? {
+        if name.starts_with('.') || ignored.contains(&name) {
+            continue;
+        }
+        out.push(format!("{name}/"));
+        if DETAILED.contains(&name.as_str()) {
+            out.extend(
+                folders_in(&root.join(&name))?
+                    .into_iter()
+                    .filter(|sub| !sub.starts_with('.'))
+                    .map(|sub| format!("{name}/{sub}/")),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The entries of the root a path may start with: every file and folder but ignored ones.
+fn root_entries(root: &Path) -> Result<BTreeSet<String>> {
+    let ignored = ignored(root);
+    let mut names = BTreeSet::new();
+    for e in std::fs::read_dir(root).context("cannot list the root")? {
+        let name = e?.file_name().to_string_lossy().into_owned();
+        if !ignored.contains(&name) {
+            names.insert(name);
+        }
+    }
+    Ok(names)
+}
+
+/// The paths that `spans` name from the root (see the module's doc) and that do not exist,
+/// each once, in order.
+fn missing_paths(root: &Path, entries: &BTreeSet<String>, spans: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for span in spans {
+        for p in expand_braces(span) {
+            let first = p.split('/').next().unwrap_or_default();
+            if p.contains(char::is_whitespace) || !entries.contains(first) {
+                continue;
+            }
+            if !exists(root, &p) && !out.contains(&p) {
+                out.push(p);
             }
         }
     }
-    files.sort();
-    Ok(files)
+    out
+}
+
+/// Whether the root-relative `path` exists: a folder if it ends in `/`; a `*` within a segment
+/// matches any run of characters, and some path must match.
+fn exists(root: &Path, path: &str) -> bool {
+    let folder = path.ends_with('/');
+    let mut found = vec![root.to_path_buf()];
+    for seg in path.trim_end_matches('/').split('/') {
+        found = found
+            .iter()
+            .flat_map(|at| -> Vec<std::path::PathBuf> {
+                if !seg.contains('*') {
+                    return vec![at.join(seg)];
+                }
+                std::fs::read_dir(at)
+                    .map(|entries| {
+                        entries
+                            .filter_map(|e| e.ok())
+                            .filter(|e| segment_match(seg, &e.file_name().to_string_lossy()))
+                            .map(|e| e.path())
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+            .filter(|p| p.exists())
+            .collect();
+    }
+    found.iter().any(|p| !folder || p.is_dir())
 }
 
 #[cfg(test)]
@@ -199,41 +305,37 @@ mod tests {
 
     const DOC: &str = "# Architecture
 
-Mentions `src/outside.rs` before the map.
+Mentions `style/` before the map.
 
 ## Code map
 
 | path | what it is |
 | --- | --- |
 | `src/main.rs` | mounts the app |
-| `crates/ttft-server/src/sim/{profile,plan,text}.rs` | the simulator |
-| `src/components/*.rs` | components |
-| `crates/ttft-charts` | a folder: names no file |
-| `src/state.rs`, `src/clock.rs` | two in one row |
-| `crates/ttft-server/src/lib.rs` | the server's library |
+| `crates/ttft-core/` | the core |
+| `src/components` | views (no final slash) |
+| `src/{actions,browser}/` | two folders in one pattern |
+| `crates/*/` | a glob: names no folder |
+| `crates/ttft-charts/src/lib.rs` | a file: names not its crate |
+| `tests/`, `js/` | two in one row |
 
 ## Invariants
 
-- `src/after.rs` is after the map.
+- `docs/` is after the map.
 ";
 
-    fn named(file: &str) -> bool {
-        is_named(file, &code_map_patterns(DOC).unwrap())
+    fn named(folder: &str) -> bool {
+        is_named(folder, &code_map_patterns(DOC).unwrap())
     }
 
     #[test]
-    fn a_literal_path_is_named() {
-        assert!(named("src/main.rs"));
-        assert!(named("src/state.rs"));
-        assert!(named("src/clock.rs"));
-    }
-
-    #[test]
-    fn a_brace_pattern_names_each_alternative() {
-        assert!(named("crates/ttft-server/src/sim/profile.rs"));
-        assert!(named("crates/ttft-server/src/sim/plan.rs"));
-        assert!(named("crates/ttft-server/src/sim/text.rs"));
-        assert!(!named("crates/ttft-server/src/sim/truth.rs"));
+    fn a_folder_is_named_by_its_path_or_a_brace_pattern() {
+        assert!(named("crates/ttft-core/"));
+        assert!(named("src/components/"));
+        assert!(named("src/actions/"));
+        assert!(named("src/browser/"));
+        assert!(named("tests/"));
+        assert!(named("js/"));
         assert_eq!(
             expand_braces("a/{b,c/{d,e}}.rs"),
             ["a/b.rs", "a/c/d.rs", "a/c/e.rs"]
@@ -242,39 +344,23 @@ Mentions `src/outside.rs` before the map.
     }
 
     #[test]
-    fn a_glob_names_the_files_directly_in_its_folder() {
-        assert!(named("src/components/replay.rs"));
-        assert!(!named("src/components/report/view.rs"));
-        assert!(!named("src/components.rs"));
-        assert!(segment_match("*.rs", "a.rs"));
-        assert!(segment_match("a*b*c", "aXbYc"));
-        assert!(!segment_match("a*b*c", "aXc"));
-        assert!(!segment_match("ab*ba", "aba"));
-    }
-
-    #[test]
-    fn a_missing_file_is_reported() {
+    fn a_folder_left_out_is_reported() {
         let patterns = code_map_patterns(DOC).unwrap();
-        let files = [
-            "src/main.rs",
-            "src/runner.rs",
-            "crates/ttft-charts/src/lib.rs",
-            "src/lib.rs",
-            "src/outside.rs",
-            "src/after.rs",
+        let folders = [
+            "crates/",
+            "crates/ttft-charts/",
+            "crates/ttft-core/",
+            "docs/",
+            "src/",
+            "src/components/",
+            "style/",
         ]
         .map(str::to_owned);
-        // A folder row names nothing; `src/lib.rs` is not named by `crates/ttft-server/src/lib.rs`
-        // (whole spans, not substrings); only the code map section counts.
+        // A glob and a file inside name no folder; `src/main.rs` does not name `src/`; only
+        // the code map section counts.
         assert_eq!(
-            unnamed(&files, &patterns),
-            [
-                "src/runner.rs",
-                "crates/ttft-charts/src/lib.rs",
-                "src/lib.rs",
-                "src/outside.rs",
-                "src/after.rs",
-            ]
+            unnamed(&folders, &patterns),
+            ["crates/", "crates/ttft-charts/", "docs/", "src/", "style/"]
         );
     }
 
@@ -284,38 +370,129 @@ Mentions `src/outside.rs` before the map.
     }
 
     #[test]
-    fn source_files_walks_the_checked_folders() {
-        let dir = std::env::temp_dir().join(format!("xtask-codemap-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for f in [
-            "src/main.rs",
-            "src/components/a.rs",
-            "tests/web.rs",
-            "crates/c/src/lib.rs",
-            "crates/c/examples/e.rs",
-            "crates/c/benches/b.rs",
-            "crates/c/tests/t.rs",
-            "crates/c/build.rs",
-            "crates/c/src/data.json",
-            "other/x.rs",
-        ] {
-            let p = dir.join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "").unwrap();
+    fn spans_leave_fenced_blocks_out_and_join_broken_ones() {
+        let doc = "a `x/y` and `broken\nspan` here\n```\nnot `in/a/span`\n```\n`z`\n";
+        assert_eq!(spans(doc), ["x/y", "broken span", "z"]);
+    }
+
+    #[test]
+    fn glob_segments() {
+        assert!(segment_match("*.rs", "a.rs"));
+        assert!(segment_match("a*b*c", "aXbYc"));
+        assert!(!segment_match("a*b*c", "aXc"));
+        assert!(!segment_match("ab*ba", "aba"));
+    }
+
+    /// Files written under a fresh temporary folder, removed on drop.
+    struct Tree(std::path::PathBuf);
+
+    impl Tree {
+        fn new(name: &str, files: &[(&str, &str)]) -> Tree {
+            let dir =
+                std::env::temp_dir().join(format!("xtask-codemap-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            for (f, text) in files {
+                let p = dir.join(f);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, text).unwrap();
+            }
+            Tree(dir)
         }
-        let files = source_files(&dir).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    const FILES: &[(&str, &str)] = &[
+        (
+            ".gitignore",
+            "/target\ndist/\nnode_modules\n*.profraw\n# a comment\n",
+        ),
+        ("Cargo.toml", ""),
+        (".ci/run", ""),
+        ("target/debug/x", ""),
+        ("dist/index.html", ""),
+        ("node_modules/a/b.js", ""),
+        ("src/main.rs", ""),
+        ("src/components/a.rs", ""),
+        ("src/components/report/view.rs", ""),
+        ("src/browser/mod.rs", ""),
+        ("style/main.css", ""),
+        ("tests/web.rs", ""),
+        ("crates/c/Cargo.toml", ""),
+        ("crates/c/src/inner/x.rs", ""),
+        ("crates/d/src/lib.rs", ""),
+    ];
+
+    #[test]
+    fn the_folders_to_name_are_the_roots_the_crates_and_the_apps() {
+        let tree = Tree::new("folders", FILES);
         assert_eq!(
-            files,
+            required_folders(&tree.0).unwrap(),
             [
-                "crates/c/benches/b.rs",
-                "crates/c/examples/e.rs",
-                "crates/c/src/lib.rs",
-                "crates/c/tests/t.rs",
-                "src/components/a.rs",
-                "src/main.rs",
-                "tests/web.rs",
+                "crates/",
+                "crates/c/",
+                "crates/d/",
+                "src/",
+                "src/browser/",
+                "src/components/",
+                "style/",
+                "tests/",
             ]
         );
+    }
+
+    #[test]
+    fn a_named_path_that_does_not_exist_is_reported() {
+        let tree = Tree::new("paths", FILES);
+        let spans = [
+            "src/main.rs",
+            "src/gone.rs",
+            "src/components/*.rs",
+            "src/browser/*.rs",
+            "src/actions/*.rs",
+            "crates/{c,d,e}/",
+            "crates/c/src/inner/x.rs/",
+            "Cargo.toml",
+            ".ci/run",
+            ".ci/gone",
+            "README.md",
+            // Not paths from the root: left alone.
+            "GET /v1/models",
+            "report/mod.rs",
+            "target/dist/",
+            "dist/",
+            "ttft_core::report",
+            "src/main.rs start_run",
+        ]
+        .map(str::to_owned);
+        assert_eq!(
+            missing_paths(&tree.0, &root_entries(&tree.0).unwrap(), &spans),
+            [
+                "src/gone.rs",
+                "src/actions/*.rs",
+                "crates/e/",
+                "crates/c/src/inner/x.rs/",
+                ".ci/gone",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_check_passes_only_when_the_map_names_all_and_names_no_ghost() {
+        let tree = Tree::new("check", FILES);
+        let write = |doc: &str| std::fs::write(tree.0.join("ARCHITECTURE.md"), doc).unwrap();
+        let map = "# A\n\n## Code map\n\n| `crates/` | crates |\n| `crates/{c,d}/` | two |\n| `src/`, `src/{browser,components}/` | the app |\n| `style/` | css |\n| `tests/` | tests |\n";
+        write(map);
+        assert!(check(&tree.0).is_ok());
+        write(&map.replace("| `style/` | css |\n", ""));
+        assert!(check(&tree.0).is_err(), "style/ is not named");
+        write(&format!(
+            "{map}\n## After\n\n`crates/c/src/lib.rs` is not there\n"
+        ));
+        assert!(check(&tree.0).is_err(), "a path that does not exist");
     }
 }

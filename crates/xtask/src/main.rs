@@ -2,9 +2,9 @@
 //! release and serves it with the reference endpoint, printing the URL.
 //!
 //! `cargo xtask test`: installs what is missing (Chromium and chromedriver too), then runs
-//! fmt, clippy (native and wasm32), rustdoc with warnings denied, the code-map check, native
-//! tests, wasm tests in headless Chromium, the end-to-end suite against the built app, and
-//! prints a summary line.
+//! fmt, clippy (native and wasm32), rustdoc with warnings denied, the code-map and import-cycle
+//! checks, native tests, wasm tests in headless Chromium, the end-to-end suite against the built
+//! app, and prints a summary line.
 //!
 //! `cargo xtask dist [--check]`: builds the app, then one release `ttft-server` with the app
 //! embedded (`target/dist/ttft-server`, printed with its size); `--check` runs its test.
@@ -15,11 +15,16 @@
 //! `cargo xtask setup` installs the tools and the browser; `cargo xtask llama` fetches and
 //! builds llama.cpp and its model and prints their paths; `cargo xtask locust` installs
 //! Locust into `target/locust` and prints its path; `cargo xtask aiperf` installs AIPerf into
-//! `target/peers/aiperf` (the bench's venv) and prints its path; `cargo xtask codemap` checks that
-//! ARCHITECTURE.md's code map names every source file.
+//! `target/peers/aiperf` (the bench's venv) and prints its path.
+//!
+//! `cargo xtask codemap` checks that ARCHITECTURE.md's code map names every crate and folder and
+//! that every path it names exists; `cargo xtask cycles [--edges]` checks that no crate's files
+//! import each other around a loop (and the core's layers), `--edges` printing every
+//! file-to-file import first.
 
 mod bench;
 mod codemap;
+mod cycles;
 mod dist;
 mod llama;
 mod locust;
@@ -44,9 +49,10 @@ fn main() -> Result<()> {
         Some("locust") => locust::ensure_locust().map(|l| println!("LOCUST={}", l.display())),
         Some("aiperf") => pip::ensure_aiperf().map(|a| println!("AIPERF={}", a.display())),
         Some("codemap") => codemap::check(&tools::root()),
+        Some("cycles") => cycles::command(&tools::root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve [--port N] [--host H] | test | dist [--check] | bench | setup | llama | locust | aiperf | codemap>"
+                "usage: cargo xtask <serve [--port N] [--host H] | test | dist [--check] | bench | setup | llama | locust | aiperf | codemap | cycles [--edges]>"
             );
             std::process::exit(2)
         }

@@ -1,8 +1,13 @@
-//! The independent-oracle check (a step of `cargo xtask test`): the reference endpoint must not
-//! link any studio crate, so its ground truth cannot share a bug with the measurement it checks.
-//! Its tests may use the core (to read its streams as the studio does); its build may not.
+//! Dependency rules (steps of `cargo xtask test`):
+//! - the independent oracle: the reference endpoint must not link any studio crate, so its
+//!   ground truth cannot share a bug with the measurement it checks (its tests may use the core,
+//!   to read its streams as the studio does; its build may not);
+//! - the sans-IO core: the measurement core and the share format build against no web, browser,
+//!   async-runtime or server crate, directly or through another (`cargo tree`), so every figure
+//!   is computed by code that runs natively in tests and the same in the browser.
 
 use std::path::Path;
+use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
@@ -53,9 +58,92 @@ pub(crate) fn check(root: &Path) -> Result<()> {
     }
 }
 
+/// The crates that must stay sans-IO, and the crates (by name or name prefix) none of them may
+/// build against.
+const SANS_IO: &[&str] = &["ttft-core", "ttft-share"];
+const IO_CRATES: &[&str] = &[
+    "leptos",
+    "web-sys",
+    "js-sys",
+    "wasm-bindgen",
+    "gloo",
+    "tokio",
+    "axum",
+    "hyper",
+    "tower",
+    "reqwest",
+    "mio",
+    "async-std",
+];
+
+/// The IO crates in a `cargo tree --prefix none --format {p}` listing (`name vX.Y.Z (path)`).
+fn io_crates_in(tree: &str) -> Vec<String> {
+    let mut found: Vec<String> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| {
+            IO_CRATES
+                .iter()
+                .any(|io| *name == *io || name.starts_with(&format!("{io}-")))
+        })
+        .map(str::to_owned)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Fails when the core or the share format builds against a web, async or server crate.
+pub(crate) fn check_sans_io(root: &Path) -> Result<()> {
+    for krate in SANS_IO {
+        if !root.join("crates").join(krate).join("Cargo.toml").exists() {
+            continue;
+        }
+        let out = Command::new("cargo")
+            .current_dir(root)
+            .args([
+                "tree",
+                "-p",
+                krate,
+                "-e",
+                "normal,build",
+                "--prefix",
+                "none",
+            ])
+            .args(["--format", "{p}"])
+            .output()
+            .with_context(|| format!("running cargo tree -p {krate}"))?;
+        if !out.status.success() {
+            bail!(
+                "cargo tree -p {krate} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let io = io_crates_in(&String::from_utf8_lossy(&out.stdout));
+        if !io.is_empty() {
+            bail!(
+                "{krate} builds against {}: the core is sans-IO (bytes and times in, events and figures out); move the I/O to the app or the bench",
+                io.join(", ")
+            );
+        }
+    }
+    eprintln!(
+        "    {} build against no web, async or server crate",
+        SANS_IO.join(" and ")
+    );
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::build_dependencies;
+    use super::{build_dependencies, io_crates_in};
+
+    #[test]
+    fn io_crates_are_found_by_name_and_prefix_only() {
+        let tree = "ttft-core v0.1.0 (/w/crates/ttft-core)\nserde v1.0.0\nwasm-bindgen-shared v0.2.1\ntokio v1.0.0\ntokionic v0.1.0\nserde v1.0.0\n";
+        assert_eq!(io_crates_in(tree), ["tokio", "wasm-bindgen-shared"]);
+        assert!(io_crates_in("ttft-core v0.1.0\nbase64 v0.22.0\n").is_empty());
+    }
 
     #[test]
     fn only_build_tables_count() {

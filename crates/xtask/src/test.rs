@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use crate::codemap;
+use crate::cycles;
 use crate::dist;
 use crate::llama::ensure_llama;
 use crate::locust::ensure_locust;
@@ -15,7 +16,7 @@ use crate::oracle;
 use crate::pip::ensure_aiperf;
 use crate::tools::{WASM, cmd, ensure_browser, ensure_other_engines, ensure_tools, root, run};
 
-/// Installs what is missing, then runs fmt, clippy, docs, the code-map check, native tests,
+/// Installs what is missing, then runs fmt, clippy, docs, the code-map and import-cycle checks, native tests,
 /// wasm tests, the release build, the one binary and the end-to-end suites.
 pub(crate) fn test() -> Result<()> {
     let started = Instant::now();
@@ -77,8 +78,12 @@ pub(crate) fn test() -> Result<()> {
             .env("RUSTDOCFLAGS", "-D warnings");
         c
     });
-    tally.check("code map names every source file", || {
-        codemap::check(&root())
+    tally.check(
+        "code map names every crate and folder, and its paths exist",
+        || codemap::check(&root()),
+    );
+    tally.check("no import cycles between modules of any crate", || {
+        cycles::check(&root())
     });
     tally.check("the server does not depend on the core", || {
         oracle::check(&root())

@@ -28,10 +28,11 @@ use latency::{first_token_cdf, itl_cdf, latency_histogram};
 use load::{SloState, levels, rounds, ttft_vs_prompt};
 use reading::reading;
 use timeline::{itl_by_position, waterfall};
+use ttft_core::run_stats::RunStats;
 
 /// Every chart that has data in this run, in reading order.
 pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
-    report_charts_with_slo(report, agg, None, ServerSeries::of_report(report).as_ref())
+    report_charts_with_slo(report, agg, None, report.server_series().as_ref())
 }
 
 /// The load charts alone (latency and throughput per level; none for a conversation, a prompt

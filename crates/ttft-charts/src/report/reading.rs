@@ -6,12 +6,14 @@
 use charming::element::{Label, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant};
 use charming::element::{Symbol, Trigger};
 use charming::series::Line;
-use ttft_core::experience::{ReadingExperience, reading_arrivals};
+use ttft_core::experience::ReadingExperience;
 use ttft_core::report::Report;
 
 use crate::ChartSpec;
 use crate::sample::{KEEPS_PEAKS, MAX_POINTS, min_max_buckets, sampled_note};
 use crate::style::{THRESHOLD, base, ms, round, title, value_axis, xy};
+use ttft_core::record_experience::reading_arrivals;
+use ttft_core::run_stats::RunStats;
 
 /// Delivered against readable text of the median-TTFT request; `None` when no successful
 /// request holds text to read.

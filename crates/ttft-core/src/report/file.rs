@@ -99,7 +99,7 @@ impl Report {
             vantage: None,
             import_notes: Vec::new(),
             votes: Vec::new(),
-            slo: crate::slo::SloSet::default(),
+            slo: super::slo::SloSet::default(),
             client_health: None,
             source_summary: None,
             metrics_url: None,

@@ -6,14 +6,16 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dialect::Dialect;
-use crate::experience::{ExperienceConfig, ExperienceSummary, ReadingUnits, summarize};
-use crate::metrics::{RequestMetrics, TtftKind};
-use crate::stats::{
-    LinearFit, Summary, Thresholds, knee, linear_fit, linear_fit_iter, percentile_select,
-};
+use crate::experience::{ExperienceConfig, ExperienceSummary, ReadingUnits};
+use crate::metrics::RequestMetrics;
+use crate::stats::{LinearFit, Summary, Thresholds};
 use crate::timeline::{Outcome, RequestTimeline};
 
 pub mod file;
+pub mod health;
+pub mod slo;
+pub mod source;
+pub mod votes;
 
 pub use file::{ReportFileError, read_json, read_value};
 
@@ -115,7 +117,7 @@ pub struct RequestRecord {
     /// studio or read from timeline files so they can be exported as a timeline
     /// ([`crate::timeline_file`]); never carried by share links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw: Option<crate::timeline_file::RawCapture>,
+    pub raw: Option<crate::raw::RawCapture>,
     /// The client that measured the request (`browser`, `locust`, the timeline line's
     /// `vantage.client`) when the run was merged from timeline files; `None` for a run measured
     /// in this studio. A run with a `browser` probe and another client's load is a probe under
@@ -127,7 +129,7 @@ pub struct RequestRecord {
     /// as it was read ([`crate::timeline_file::export`]); `None` for a run measured in this
     /// studio (and in report files from before it was kept). Never carried by share links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origin: Option<crate::timeline_file::LineOrigin>,
+    pub origin: Option<crate::raw::LineOrigin>,
 }
 
 /// A whole run.
@@ -179,7 +181,7 @@ pub struct Report {
     /// Blind review votes against other runs ([`crate::review`]), each from this run's side;
     /// absent from the file when there are none (and from files made before them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub votes: Vec<crate::review::BlindVote>,
+    pub votes: Vec<votes::BlindVote>,
     /// The service-level objectives the run is held to ([`crate::slo`]); absent from the file
     /// when they are the default set (and from files made before them).
     #[serde(
@@ -187,17 +189,17 @@ pub struct Report {
         skip_serializing_if = "is_default_slo",
         deserialize_with = "valid_slo_or_default"
     )]
-    pub slo: crate::slo::SloSet,
+    pub slo: slo::SloSet,
     /// How healthy the measuring tab was while the run streamed ([`crate::client_health`]),
     /// when the studio watched it; `None` for imported runs and runs made before the verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_health: Option<crate::client_health::ClientHealth>,
+    pub client_health: Option<health::ClientHealth>,
     /// The figures an imported file states about its own run (GuideLLM's, AIPerf's, SGLang's,
     /// genai-bench's summaries), each beside the studio's value from the same requests and why
     /// they differ ([`crate::import::SourceSummary`]); `None` for runs measured in the studio
     /// and files that state none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_summary: Option<crate::import::SourceSummary>,
+    pub source_summary: Option<source::SourceSummary>,
     /// The server's Prometheus metrics URL scraped during the run (derived from the base URL
     /// by [`crate::server_metrics::metrics_url`], editable), when the run scraped it; it sits
     /// here beside [`Report::endpoint`] so every `EndpointInfo` stays as it was.
@@ -241,18 +243,16 @@ pub fn browser_name(user_agent: &str) -> String {
         .unwrap_or_else(|| user_agent.to_owned())
 }
 
-fn is_default_slo(set: &crate::slo::SloSet) -> bool {
-    *set == crate::slo::SloSet::default()
+fn is_default_slo(set: &slo::SloSet) -> bool {
+    *set == slo::SloSet::default()
 }
 
-/// A file's SLO set when it is valid ([`crate::slo::SloSet::validate`]), else the default: a
+/// A file's SLO set when it is valid ([`slo::SloSet::validate`]), else the default: a
 /// damaged or hand-edited set (no objectives, a percentile of 0) never holds the run to
 /// nothing, and never makes the rest of the report unreadable.
-fn valid_slo_or_default<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<crate::slo::SloSet, D::Error> {
+fn valid_slo_or_default<'de, D: serde::Deserializer<'de>>(d: D) -> Result<slo::SloSet, D::Error> {
     let value = serde_json::Value::deserialize(d)?;
-    Ok(serde_json::from_value::<crate::slo::SloSet>(value)
+    Ok(serde_json::from_value::<slo::SloSet>(value)
         .ok()
         .filter(|s| s.validate().is_ok())
         .unwrap_or_default())
@@ -435,10 +435,6 @@ pub struct Aggregates {
     pub prompt_cache: Option<PromptCache>,
 }
 
-fn summary(values: impl Iterator<Item = f64>) -> Option<Summary> {
-    Summary::of(&values.collect::<Vec<_>>())
-}
-
 impl RequestRecord {
     /// A measured (not warm-up) request whose metrics and replay come from its timeline;
     /// sending details (start, browser queue, ids) are left empty for the caller to set.
@@ -471,266 +467,38 @@ impl RequestRecord {
     }
 }
 
-impl Report {
-    /// The transports the measured requests used, as `(name, requests)` most used first
-    /// (`HTTP/2`, `HTTP/1.1`, …; `unknown` when the browser did not say): one entry means the
-    /// whole run used one transport.
-    pub fn transports(&self) -> Vec<(String, usize)> {
-        let mut counts: Vec<(String, usize)> = Vec::new();
-        for r in self.measured() {
-            let name = match r.protocol.as_deref() {
-                Some("h2") => "HTTP/2".to_owned(),
-                Some("h3") => "HTTP/3".to_owned(),
-                Some("http/1.1") => "HTTP/1.1".to_owned(),
-                Some("http/1.0") => "HTTP/1.0".to_owned(),
-                Some(p) if !p.is_empty() => p.to_owned(),
-                _ => "unknown".to_owned(),
-            };
-            match counts.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, c)) => *c += 1,
-                None => counts.push((name, 1)),
-            }
-        }
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        counts
-    }
+/// The client whose requests are the probe: the studio's own (`vantage.client` `browser`).
+pub const PROBE_CLIENT: &str = "browser";
 
+impl Report {
     /// Requests that count for statistics.
     pub fn measured(&self) -> impl Iterator<Item = &RequestRecord> {
         self.requests.iter().filter(|r| !r.warmup)
     }
 
-    /// The stream a comparison replays for this run: among successful measured requests that
-    /// carry replay text, the one with the median TTFT (the upper one of an even count).
-    pub fn median_replay(&self) -> Option<&RequestRecord> {
-        let mut ok: Vec<&RequestRecord> = self
-            .measured()
-            .filter(|q| q.outcome.is_ok() && !q.replay.is_empty())
-            .collect();
-        ok.sort_by(|a, b| {
-            a.metrics
-                .ttft_ms
-                .unwrap_or(f64::MAX)
-                .total_cmp(&b.metrics.ttft_ms.unwrap_or(f64::MAX))
-        });
-        ok.get(ok.len() / 2).copied()
-    }
-
-    /// Computes the run's statistics (a share link that left out per-gap timings carries the
-    /// original run's, [`SharedFrom::headline`]).
-    pub fn aggregates(&self) -> Aggregates {
-        match self.shared.as_ref().and_then(|s| s.headline.as_deref()) {
-            Some(headline) => headline.clone(),
-            None => self.statistics(true),
-        }
-    }
-
-    /// The statistics of a run still streaming: everything but the experience scores (left
-    /// empty), whose per-request searches would compete with the reads' stamps for the cores.
-    pub fn live_aggregates(&self) -> Aggregates {
-        self.statistics(false)
-    }
-
-    /// The experience scores [`Report::aggregates`] holds, on their own: with
-    /// [`Report::live_aggregates`] they make the same [`Aggregates`], so a view can show the
-    /// rest first and score the streams (the slowest part of a large run's statistics) after.
-    pub fn experience_summary(&self) -> ExperienceSummary {
-        match self.shared.as_ref().and_then(|s| s.headline.as_deref()) {
-            Some(headline) => headline.experience.clone(),
-            None => summarize(self.headline_requests(), &self.experience),
-        }
-    }
-
-    fn statistics(&self, with_experience: bool) -> Aggregates {
-        let reqs: Vec<&RequestRecord> = self.headline_requests().collect();
-        let ok: Vec<&RequestMetrics> = reqs
-            .iter()
-            .filter(|r| r.outcome.is_ok())
-            .map(|r| &r.metrics)
-            .collect();
-        let mut errors = BTreeMap::new();
-        for r in reqs.iter().filter(|r| !r.outcome.is_ok()) {
-            *errors.entry(r.outcome.kind().to_owned()).or_insert(0) += 1;
-        }
-        // Every successful request's per-token gaps, computed once into one buffer:
-        // `itl_all[a..b]` for the request whose span is `Some((a, b))` (a failed one has none).
-        // In request order, they are the run's ITL sample.
-        let mut itl_all: Vec<f64> = Vec::new();
-        // Whether that sample is the chunk gaps' too (no arrival carried several tokens).
-        let mut itl_is_gaps = true;
-        let spans: Vec<Option<(usize, usize)>> = reqs
-            .iter()
-            .map(|r| {
-                r.outcome.is_ok().then(|| {
-                    let a = itl_all.len();
-                    itl_is_gaps &= r.metrics.extend_per_token_itl(&mut itl_all);
-                    (a, itl_all.len())
-                })
-            })
-            .collect();
-        let th = self.thresholds;
-        let mut scratch = Vec::new();
-        let good = reqs
-            .iter()
-            .zip(&spans)
-            .filter(|(r, span)| {
-                r.outcome.is_ok()
-                    && r.metrics.ttft_ms.is_some_and(|t| t <= th.ttft_ms)
-                    && span.is_none_or(|(a, b)| {
-                        // The request's P95 gap (as its `Summary` would give it).
-                        scratch.clear();
-                        scratch.extend_from_slice(&itl_all[a..b]);
-                        percentile_select(&mut scratch, 95.0).is_none_or(|p95| p95 <= th.itl_ms)
-                    })
-            })
-            .count();
-        // ITL against output position: the points in request order, walked where needed.
-        let position_points = spans.iter().flatten().flat_map(|&(a, b)| {
-            itl_all[a..b]
-                .iter()
-                .enumerate()
-                .map(|(i, g)| ((i + 1) as f64, *g))
-        });
-        let itl = Summary::of(&itl_all);
-        let prompt_points: Vec<(f64, f64)> = ok
-            .iter()
-            .filter_map(|m| Some((m.prompt_tokens? as f64, m.ttft_ms?)))
-            .collect();
-        let mut groups: Vec<GroupStats> = Vec::new();
-        let mut names: Vec<(&str, Option<f64>)> = Vec::new();
-        for r in &reqs {
-            if !names.iter().any(|(g, _)| *g == r.group) {
-                names.push((&r.group, r.level));
+    /// Whether the run holds both a probe (requests measured by the `browser`) and another
+    /// client's load (e.g. `locust`), as merged from their timeline files.
+    pub fn is_probe_under_load(&self) -> bool {
+        let mut probe = false;
+        let mut load = false;
+        for r in &self.requests {
+            match r.client.as_deref() {
+                Some(PROBE_CLIENT) => probe = true,
+                Some(_) => load = true,
+                None => {}
+            }
+            if probe && load {
+                return true;
             }
         }
-        names.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
-        for (g, level) in names {
-            let members: Vec<&&RequestRecord> = reqs.iter().filter(|r| r.group == g).collect();
-            // A group of every request has the run's sample (most runs have one group).
-            let group_itl = if members.len() == reqs.len() {
-                itl
-            } else {
-                let mut v = Vec::new();
-                for (r, span) in reqs.iter().zip(&spans) {
-                    if let (true, Some((a, b))) = (r.group == g, span) {
-                        v.extend_from_slice(&itl_all[*a..*b]);
-                    }
-                }
-                Summary::of(&v)
-            };
-            let okm: Vec<&RequestMetrics> = members
-                .iter()
-                .filter(|r| r.outcome.is_ok())
-                .map(|r| &r.metrics)
-                .collect();
-            let (start, end) = wall_span(members.iter().map(|r| **r));
-            let tokens: u64 = okm.iter().map(|m| m.output_tokens).sum();
-            groups.push(GroupStats {
-                group: g.to_owned(),
-                level,
-                count: members.len(),
-                ttft: summary(okm.iter().filter_map(|m| m.ttft_ms)),
-                itl: group_itl,
-                e2e: summary(okm.iter().filter_map(|m| m.e2e_ms)),
-                throughput_tokens_per_s: (end > start).then(|| tokens as f64 / (end - start) * 1e3),
-                prompt_cache: PromptCache::of(okm.iter().copied()),
-            });
-        }
-        let knee_factor = 1.5;
-        let knee_level = if groups.len() > 1 && groups.iter().all(|g| g.level.is_some()) {
-            let itl: Vec<(f64, f64)> = groups
-                .iter()
-                .filter_map(|g| Some((g.level?, g.itl?.p50)))
-                .collect();
-            let ttft: Vec<(f64, f64)> = groups
-                .iter()
-                .filter_map(|g| Some((g.level?, g.ttft?.p50)))
-                .collect();
-            match (knee(&itl, knee_factor), knee(&ttft, knee_factor)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            }
-        } else {
-            None
-        };
-        let opener_costs: Vec<f64> = ok
-            .iter()
-            .filter(|m| !m.opener_text.is_empty())
-            .filter_map(|m| m.opener_cost_ms())
-            .collect();
-        Aggregates {
-            count: reqs.len(),
-            errors,
-            ttfb: summary(ok.iter().filter_map(|m| m.ttfb_ms)),
-            ttft: summary(ok.iter().filter_map(|m| m.ttft_ms)),
-            first_answer: summary(ok.iter().filter_map(|m| m.first_answer_ms)),
-            meaningful: summary(ok.iter().filter_map(|m| m.meaningful_ms)),
-            itl,
-            // The same sample as the per-token one when no arrival carried several tokens.
-            chunk_gaps: if itl_is_gaps {
-                itl
-            } else {
-                summary(ok.iter().flat_map(|m| m.itl_ms.iter().copied()))
-            },
-            tpot: summary(ok.iter().filter_map(|m| m.tpot_ms)),
-            e2e: summary(ok.iter().filter_map(|m| m.e2e_ms)),
-            tokens_per_s: summary(ok.iter().filter_map(|m| m.decode_tokens_per_s)),
-            json_valid: summary(ok.iter().filter_map(|m| m.json_valid_ms())),
-            goodput: if reqs.is_empty() {
-                0.0
-            } else {
-                good as f64 / reqs.len() as f64
-            },
-            reasoning_first: ok
-                .iter()
-                .filter(|m| m.ttft_kind == Some(TtftKind::Reasoning))
-                .count(),
-            tool_call_first: ok
-                .iter()
-                .filter(|m| m.ttft_kind == Some(TtftKind::ToolCall))
-                .count(),
-            coalesced: ok.iter().filter(|m| m.coalesced).count(),
-            with_stalls: ok.iter().filter(|m| !m.stalls.is_empty()).count(),
-            with_openers: opener_costs.len(),
-            opener_cost_ms: (!opener_costs.is_empty())
-                .then(|| opener_costs.iter().sum::<f64>() / opener_costs.len() as f64),
-            ttft_vs_prompt: linear_fit(&prompt_points),
-            // A slope needs a span of positions: under 64 tokens it is noise.
-            itl_vs_position: linear_fit_iter(position_points)
-                .filter(|_| spans.iter().flatten().any(|(a, b)| b - a >= 64)),
-            groups,
-            knee_level,
-            knee_factor,
-            browser_queue: summary(reqs.iter().filter_map(|r| r.browser_queue_ms)),
-            server_prefill: summary(ok.iter().filter_map(|m| m.server_timings?.prompt_ms)),
-            server_per_token: summary(
-                ok.iter()
-                    .filter_map(|m| m.server_timings?.predicted_per_token_ms),
-            ),
-            tokens_from_server: ok
-                .iter()
-                .filter(|m| m.token_source != crate::metrics::TokenSource::Estimate)
-                .count(),
-            not_streamed: reqs.iter().filter(|r| !r.metrics.streamed).count(),
-            prompt_cache: PromptCache::of(ok.iter().copied()),
-            experience: if with_experience {
-                summarize(reqs.iter().copied(), &self.experience)
-            } else {
-                ExperienceSummary::default()
-            },
-        }
+        false
     }
-}
 
-/// From the first send to the last end (ms from the run's start) over `requests`: `(start,
-/// end)`, with `end < start` when none has ended.
-pub fn wall_span<'a>(requests: impl Iterator<Item = &'a RequestRecord> + Clone) -> (f64, f64) {
-    let start = requests
-        .clone()
-        .map(|r| r.start_ms)
-        .fold(f64::INFINITY, f64::min);
-    let end = requests
-        .filter_map(|r| r.metrics.e2e_ms.map(|e| r.start_ms + e))
-        .fold(f64::NEG_INFINITY, f64::max);
-    (start, end)
+    /// The requests the headline figures ([`Report::aggregates`]) are computed from: the
+    /// measured (not warm-up) requests, and in a probe under load only the probe's.
+    pub fn headline_requests(&self) -> impl Iterator<Item = &RequestRecord> {
+        let probe_only = self.is_probe_under_load();
+        self.measured()
+            .filter(move |r| !probe_only || r.client.as_deref() == Some(PROBE_CLIENT))
+    }
 }

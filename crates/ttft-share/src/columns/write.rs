@@ -9,9 +9,7 @@
 
 use ttft_core::agent_json::JsonProgress;
 use ttft_core::dialect::ServerTimings;
-use ttft_core::experience::{
-    ReadingUnits, record_reading_units, token_times, token_times_from_gaps,
-};
+use ttft_core::experience::{ReadingUnits, token_times_from_gaps};
 use ttft_core::metrics::RequestMetrics;
 use ttft_core::report::{Aggregates, Report, RequestRecord};
 use ttft_core::timeline::Outcome;
@@ -24,6 +22,7 @@ use super::{
     merged_units, outcome_code, piece_kind, round_floats, sampled, source_code,
 };
 use crate::bytes::Column;
+use ttft_core::record_experience::{record_reading_units, token_times};
 
 /// Encodes the requests `kept` of `report` ([`super::sample`]) with `layout` (uncompressed
 /// bytes).
