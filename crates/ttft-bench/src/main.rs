@@ -5,7 +5,8 @@
 //! `--large-only` and `--locust-only` re-measure one part into it (`locust`: the Locust
 //! vantage) and re-render. The share links' run is kept in `target/bench/links-100.json`;
 //! `--links-from FILE` measures the links of such a run (and of 1,000 and 10,000 requests
-//! resampled from it) part by part, without a browser.
+//! resampled from it) part by part, without a browser; `--codecs` measures mainstream codecs
+//! against the links' own on the same columns (`codecs`, #28: `bench/codecs.json`).
 //!
 //! It starts the server and the browser with the end-to-end harness (`ttft-e2e`); the
 //! synthetic reports for render and share-link sizes come from `synthetic`, the Markdown from
@@ -13,6 +14,7 @@
 
 mod accuracy;
 mod bench_report;
+mod codecs;
 mod fidelity;
 mod floor;
 mod locust;
@@ -637,6 +639,8 @@ async fn main() -> Result<()> {
         Some("--peers-only") => return peers::standalone(&root).await,
         // Measures the Locust vantage alone into the last results.json and re-renders.
         Some("--locust-only") => return locust::standalone(&root).await,
+        // Mainstream codecs against the share links' (#28): bench/codecs.json.
+        Some("--codecs") => return codecs::run(&root),
         Some("--links-from") => {
             let path = std::env::args().nth(3).context("--links-from FILE")?;
             return links_from(Path::new(&path));

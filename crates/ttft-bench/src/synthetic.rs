@@ -4,7 +4,6 @@
 
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, RequestRecord};
-use ttft_core::run_stats::RunStats;
 use ttft_core::timeline::RequestRecorder;
 
 /// A small deterministic generator (xorshift64*).
@@ -164,6 +163,7 @@ pub fn resampled_report(template: &Report, n: usize, seed: u64) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ttft_core::run_stats::RunStats;
     use ttft_share::{ShareOptions, decode, encode};
 
     #[test]
