@@ -7,9 +7,7 @@
 //! client index out of range too) fail with an error, never a panic. Links of older studios:
 //! `legacy.rs`; byte-identical links: `golden.rs`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 use ttft_core::report::{Report, RequestRecord};
 use ttft_core::run_stats::RunStats;

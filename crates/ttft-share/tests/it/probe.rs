@@ -226,7 +226,7 @@ fn a_probe_under_load_link_keeps_each_request_s_client_and_the_probe_s_figures()
     assert_eq!(finding(&back), finding(report));
     // Before links carried clients, the same run's link carried the probe's headline instead
     // and was coded by the first layout alone: the link is shorter now, for both reasons.
-    let before = include_str!("data/links/probe-under-load-before-clients.r3.txt");
+    let before = include_str!("../data/links/probe-under-load-before-clients.r3.txt");
     assert!(
         link.text.len() < before.trim().len(),
         "{} characters now, {} before",

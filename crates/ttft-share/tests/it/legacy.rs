@@ -5,9 +5,7 @@
 //! the other streams). The old writers still make such links (the golden ones, `golden.rs`), and
 //! each opens as the current link of the same run does.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord};
 use ttft_core::run_stats::RunStats;
@@ -165,8 +163,8 @@ fn r1_links_round_trip_compact_and_refuse_bad_links() {
 #[test]
 fn links_made_before_clients_still_open_with_the_probe_s_headline() {
     for old in [
-        include_str!("data/links/probe-under-load-before-clients.r3.txt"),
-        include_str!("data/links/probe-under-load-before-clients.r2.txt"),
+        include_str!("../data/links/probe-under-load-before-clients.r3.txt"),
+        include_str!("../data/links/probe-under-load-before-clients.r2.txt"),
     ] {
         let back = ttft_share::decode(old).expect("an older link opens");
         assert_eq!(back.requests.len(), 75);
@@ -212,7 +210,7 @@ fn a_link_of_the_first_models_still_opens_and_the_refined_ones_code_its_run_shor
     use base64::Engine;
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     // A real run's link, made by the studio before the refined models (tests/data/links).
-    let old = include_str!("data/links/reference-100-first-models.r3.txt").trim();
+    let old = include_str!("../data/links/reference-100-first-models.r3.txt").trim();
     assert_eq!(&engine.decode(&old[3..]).unwrap()[..2], &[0, 1]);
     let back = ttft_share::decode(old).expect("an older link opens");
     let agg = back.aggregates();

@@ -6,9 +6,7 @@
 //! change that moves one byte of a link fails here: a new format needs a new prefix or layout
 //! byte, and new golden files beside these.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use ttft_core::report::Report;
 use ttft_share::ShareOptions;
 
