@@ -393,6 +393,10 @@ async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
         100,
     )
     .await?;
+    // Kept beside the 100-request run: `ttft-bench ROOT --codecs` measures the codecs on it.
+    if let Some(dir) = kept.parent() {
+        std::fs::write(dir.join("links-1000-real.json"), real_1000.to_json_pretty())?;
+    }
     eprintln!("{}", link_breakdown(&real_1000).0);
     let mut row = link_row(c, studio, &real_1000, None).await?;
     row["streams"] = json!(REAL_LINK_STREAMS);
