@@ -482,8 +482,8 @@ pub fn open_link(studio: Studio) {
 lazy_part! {
     /// A share link's report, recomputed by the core. Lazy: the share codec loads with the first
     /// link opened (or made, from a report).
-    async fn decode_link(hash: String) -> Result<Report, ttft_core::share::ShareError> {
-        ttft_core::share::decode(&hash)
+    async fn decode_link(hash: String) -> Result<Report, ttft_share::ShareError> {
+        ttft_share::decode(&hash)
     }
 }
 

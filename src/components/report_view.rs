@@ -230,8 +230,7 @@ fn ShareBox(
     let make = {
         let report = report.clone();
         move |_| {
-            let shared =
-                ttft_core::share::encode(&report, &ttft_core::share::ShareOptions::default());
+            let shared = ttft_share::encode(&report, &ttft_share::ShareOptions::default());
             let link = format!("{}/#share={}", crate::browser::page_origin(), shared.text);
             let partial = shared.requests_kept < report.requests.len()
                 || shared.gaps_kept_for < shared.requests_kept;

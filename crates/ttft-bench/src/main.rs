@@ -5,7 +5,8 @@
 //! `--large-only` and `--locust-only` re-measure one part into it (`locust`: the Locust
 //! vantage) and re-render. The share links' run is kept in `target/bench/links-100.json`;
 //! `--links-from FILE` measures the links of such a run (and of 1,000 and 10,000 requests
-//! resampled from it) part by part, without a browser.
+//! resampled from it) part by part, without a browser; `--codecs` measures mainstream codecs
+//! against the links' own on the same columns (`codecs`, #28: `bench/codecs.json`).
 //!
 //! It starts the server and the browser with the end-to-end harness (`ttft-e2e`); the
 //! synthetic reports for render and share-link sizes come from `synthetic`, the Markdown from
@@ -13,6 +14,7 @@
 
 mod accuracy;
 mod bench_report;
+mod codecs;
 mod fidelity;
 mod floor;
 mod locust;
@@ -391,6 +393,10 @@ async fn share_links(c: &Client, studio: &Studio) -> Result<Value> {
         100,
     )
     .await?;
+    // Kept beside the 100-request run: `ttft-bench ROOT --codecs` measures the codecs on it.
+    if let Some(dir) = kept.parent() {
+        std::fs::write(dir.join("links-1000-real.json"), real_1000.to_json_pretty())?;
+    }
     eprintln!("{}", link_breakdown(&real_1000).0);
     let mut row = link_row(c, studio, &real_1000, None).await?;
     row["streams"] = json!(REAL_LINK_STREAMS);
@@ -417,7 +423,7 @@ async fn link_row(
     report: &Report,
     replay_chars: Option<f64>,
 ) -> Result<Value> {
-    use ttft_core::share::{ShareOptions, compact_for_share, decode, encode, encode_r1, encode_r2};
+    use ttft_share::{ShareOptions, compact_for_share, decode, encode, encode_r1, encode_r2};
     let n = report.requests.len();
     let started = Instant::now();
     let link = encode(report, &ShareOptions::default());
@@ -488,9 +494,8 @@ async fn link_row(
 }
 
 /// Where the bytes of a report's link go, part by part: as a table, and the parts.
-fn link_breakdown(report: &Report) -> (String, Vec<ttft_core::share::LinkPart>) {
-    let (link, parts) =
-        ttft_core::share::breakdown(report, &ttft_core::share::ShareOptions::default());
+fn link_breakdown(report: &Report) -> (String, Vec<ttft_share::LinkPart>) {
+    let (link, parts) = ttft_share::breakdown(report, &ttft_share::ShareOptions::default());
     let mut out = format!(
         "{} requests: {} characters ({} kept, gaps of {}, {} replays, {} ms steps)\n{:<68} {:>8} {:>8} {:>8}\n",
         report.requests.len(),
@@ -514,7 +519,7 @@ fn link_breakdown(report: &Report) -> (String, Vec<ttft_core::share::LinkPart>) 
 }
 
 /// What a link's replays (their pieces and text) take of it, in characters, from its parts.
-fn replay_chars(parts: &[ttft_core::share::LinkPart]) -> f64 {
+fn replay_chars(parts: &[ttft_share::LinkPart]) -> f64 {
     parts
         .iter()
         .filter(|p| p.name == "replay" || p.name == "text")
@@ -525,7 +530,7 @@ fn replay_chars(parts: &[ttft_core::share::LinkPart]) -> f64 {
 /// `--links-from FILE`: the link figures of a kept run (FILE, a report's JSON) and of 1,000 and
 /// 10,000 requests resampled from it as the bench does, without a browser.
 fn links_from(path: &Path) -> Result<()> {
-    use ttft_core::share::{ShareOptions, decode, encode, encode_r3_deflate};
+    use ttft_share::{ShareOptions, decode, encode, encode_r3_deflate};
     let real = ttft_core::report::read_json(&std::fs::read(path)?)?;
     for n in [real.requests.len(), 1000, 10_000] {
         let report = if n == real.requests.len() {
@@ -638,6 +643,8 @@ async fn main() -> Result<()> {
         Some("--peers-only") => return peers::standalone(&root).await,
         // Measures the Locust vantage alone into the last results.json and re-renders.
         Some("--locust-only") => return locust::standalone(&root).await,
+        // Mainstream codecs against the share links' (#28): bench/codecs.json.
+        Some("--codecs") => return codecs::run(&root),
         Some("--links-from") => {
             let path = std::env::args().nth(3).context("--links-from FILE")?;
             return links_from(Path::new(&path));

@@ -164,7 +164,7 @@ pub fn resampled_report(template: &Report, n: usize, seed: u64) -> Report {
 mod tests {
     use super::*;
     use ttft_core::run_stats::RunStats;
-    use ttft_core::share::{ShareOptions, decode, encode};
+    use ttft_share::{ShareOptions, decode, encode};
 
     #[test]
     fn resampled_reports_keep_the_template_s_timings() {

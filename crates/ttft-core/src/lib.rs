@@ -7,12 +7,13 @@
 //! (classified [`dialect::StreamEvent`]s) → [`timeline::RequestRecorder`] (the per-request
 //! [`timeline::RequestTimeline`]) → [`metrics::RequestMetrics`] → [`report::Report`] and its
 //! [`report::Aggregates`] → [`diagnosis`] findings; [`experience`] scores how each stream felt (Etalon
-//! deadline fluidity, Andes-style reading QoE and reader waits); [`roofline`] bounds; [`share`] links; [`compare`] runs side by side; [`import`] result
+//! deadline fluidity, Andes-style reading QoE and reader waits); [`roofline`] bounds; [`compare`] runs side by side; [`import`] result
 //! files of other tools (keeping their own summaries beside ours); [`llmd`] exports a run as llm-d
 //! Benchmark Reports; [`timeline_file`] reads and writes the raw timeline format
 //! (`ttft-timeline/1`) every vantage shares. [`scenario`] plans what a run sends; [`report::file`] owns the report
 //! format. [`prometheus`] reads a server's `/metrics`, [`server_metrics`] turns a run's scrapes
-//! into series and server-side percentiles, [`first_token`] takes the first token apart.
+//! into series and server-side percentiles, [`first_token`] takes the first token apart. Share
+//! links (a report as a URL) are the `ttft-share` crate's.
 
 pub mod agent_json;
 pub mod calibration;
@@ -41,7 +42,6 @@ pub mod roofline;
 pub mod run_stats;
 pub mod scenario;
 pub mod server_metrics;
-pub mod share;
 pub mod slo;
 pub mod sse;
 pub mod stats;

@@ -12,7 +12,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 /// The studio's crates the server must not depend on.
-const STUDIO_CRATES: &[&str] = &["ttft-core", "ttft-charts", "ttft-studio"];
+const STUDIO_CRATES: &[&str] = &["ttft-core", "ttft-share", "ttft-charts", "ttft-studio"];
 
 /// Names of the dependencies declared in a manifest's `[dependencies]` and
 /// `[build-dependencies]` tables (dev-dependencies are allowed: they build tests only).

@@ -2,7 +2,7 @@
 //! fills the same way), reading its JSON with the version check, and the JSON and CSV exports.
 //!
 //! Every reader of report JSON goes through [`read_json`] / [`read_value`]: share links
-//! ([`crate::share`]), imports ([`crate::import`]) and the studio's saved runs. A file of a newer
+//! (the `ttft-share` crate), imports ([`crate::import`]) and the studio's saved runs. A file of a newer
 //! format is refused with a message, never half-read.
 
 use serde_json::Value;

@@ -258,7 +258,7 @@ fn valid_slo_or_default<'de, D: serde::Deserializer<'de>>(d: D) -> Result<slo::S
         .unwrap_or_default())
 }
 
-/// What a report opened from a share link is made of ([`crate::share`]).
+/// What a report opened from a share link is made of (the `ttft-share` crate).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SharedFrom {
     /// The link format (`r1`, `r2`).

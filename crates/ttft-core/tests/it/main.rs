@@ -1,0 +1,22 @@
+//! The ttft-core tests in one binary (each file a module), so the crate is linked once for all of them.
+
+mod analysis;
+mod capture;
+mod compare_import;
+mod conformance;
+mod diagnosis;
+mod dialects;
+mod experience;
+mod fuzz;
+mod linear;
+mod locust;
+mod openers;
+mod peer_files;
+mod probe;
+mod prompt_cache;
+mod report_file;
+mod review;
+mod scenario;
+mod server_metrics;
+mod sse;
+mod timeline_file;

@@ -1,0 +1,9 @@
+//! The ttft-share tests in one binary (each file a module), so the crate is linked once for all of them.
+
+mod common;
+mod fuzz;
+mod golden;
+mod legacy;
+mod probe;
+mod share;
+mod travels;
