@@ -100,11 +100,8 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "roofline",
         ],
     ),
-    // Files and formats: other tools' results, timeline files, llm-d, the locustfile, links.
-    (
-        "io",
-        &["import", "timeline_file", "llmd", "locust", "share"],
-    ),
+    // Files and formats: other tools' results, timeline files, llm-d, the locustfile.
+    ("io", &["import", "timeline_file", "llmd", "locust"]),
 ];
 
 /// The crate [`CORE_LAYERS`] is of: its root file, relative to the workspace root.
