@@ -233,3 +233,17 @@ pub(crate) fn headline(
             .cloned()
     }
 }
+
+/// Encodes a report as a link of the second format (the same measurements, all DEFLATE); kept
+/// so that links of that format can still be made and tested.
+pub fn encode_r2(report: &Report, options: &ShareOptions) -> SharedLink {
+    encode_as(report, options, Format::R2)
+}
+
+/// Encodes a report as an r3 link of its first layout (everything but the gaps under
+/// DEFLATE), as studios wrote them before the context-mixing layout; kept so that such links
+/// can still be made and tested.
+#[doc(hidden)]
+pub fn encode_r3_deflate(report: &Report, options: &ShareOptions) -> SharedLink {
+    encode_as(report, options, Format::R3Deflate)
+}

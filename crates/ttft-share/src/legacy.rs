@@ -6,10 +6,10 @@
 //! - **r1** (links made before r2): `r1.` + base64url of the report's JSON under raw DEFLATE,
 //!   made by [`encode_r1`] from a [`compact_for_share`] copy; read by the core's report reader.
 //! - **r2** (links made before r3): `r2.` + base64url of the columns' bytes
-//!   (`columns`, the measurements r3 carries too) under raw DEFLATE ([`encode_r2`]).
+//!   (`columns`, the measurements r3 carries too) under raw DEFLATE (written by [`crate::encode_r2`]).
 //! - **r3, first layout** (links made before the context-mixing layout): `r3.` + base64url of
 //!   the length of a DEFLATE part, the columns' bytes without their gaps column under DEFLATE,
-//!   then the gaps range-coded on their own ([`encode_r3_deflate`]). The current writer still
+//!   then the gaps range-coded on their own (written by [`crate::encode_r3_deflate`]). The current writer still
 //!   falls back to it for a payload beyond what a decoder context-mixes.
 //! - **r3, second layout with the first models** (variant bytes 0 to 2): read by the current
 //!   layout's reader (`r3`) with the models the variant byte names.
@@ -22,22 +22,7 @@ use ttft_core::report::Report;
 
 use crate::columns::{self, round_floats};
 use crate::entropy;
-use crate::ladder::{self, Format};
-use crate::{MAX_INFLATED, PREFIX_R1, PREFIX_R2, ShareError, ShareOptions, SharedLink, bytes};
-
-/// Encodes a report as a link of the second format (the same measurements, all DEFLATE); kept
-/// so that links of that format can still be made and tested.
-pub fn encode_r2(report: &Report, options: &ShareOptions) -> SharedLink {
-    ladder::encode_as(report, options, Format::R2)
-}
-
-/// Encodes a report as an r3 link of its first layout (everything but the gaps under
-/// DEFLATE), as studios wrote them before the context-mixing layout; kept so that such links
-/// can still be made and tested.
-#[doc(hidden)]
-pub fn encode_r3_deflate(report: &Report, options: &ShareOptions) -> SharedLink {
-    ladder::encode_as(report, options, Format::R3Deflate)
-}
+use crate::{MAX_INFLATED, PREFIX_R1, PREFIX_R2, ShareError, bytes};
 
 /// Encodes a report in the first format (a [`compact_for_share`] copy keeps it short); kept so
 /// that links of that format can still be made and tested.

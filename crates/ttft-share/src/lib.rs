@@ -45,7 +45,8 @@ use thiserror::Error;
 use ttft_core::report::{Report, ReportFileError};
 
 pub use breakdown::{LinkPart, breakdown};
-pub use legacy::{compact_for_share, encode_r1, encode_r2, encode_r3_deflate};
+pub use ladder::{encode_r2, encode_r3_deflate};
+pub use legacy::{compact_for_share, encode_r1};
 
 /// The prefix of links in the current format.
 pub const PREFIX: &str = "r3.";
