@@ -53,7 +53,7 @@ pub fn diagnose(report: &Report, agg: &Aggregates) -> Vec<Finding> {
 }
 
 /// [`diagnose`] with the report's server series
-/// ([`ServerSeries::of_report`](crate::server_metrics::ServerSeries::of_report)) computed once
+/// ([`RunStats::server_series`]) computed once
 /// by the caller (`None`: the run has no scrapes).
 pub fn diagnose_with(
     report: &Report,

@@ -2,8 +2,8 @@
 //! experience** (Andes-style QoE and reader waits).
 //!
 //! Both work on plain slices (arrival times in ms from t0, text per arrival) so they are
-//! tested by hand; [`RequestExperience::of`] and [`summarize`] are the thin adapters from
-//! [`RequestRecord`]s.
+//! tested by hand; [`crate::record_experience`] is the thin adapter from a
+//! report's records.
 //!
 //! # Deadline fluidity
 //!
@@ -900,7 +900,7 @@ impl ReaderPace {
 }
 
 /// A single choice's token times from its TTFT, gaps and the tokens each gap carried (none
-/// for several choices): what [`token_times`] falls back on without replay.
+/// for several choices): what [`crate::record_experience::token_times`] falls back on without replay.
 pub fn token_times_from_gaps(m: &RequestMetrics) -> Vec<f64> {
     let Some(first) = m.ttft_ms.filter(|_| m.choices.is_empty()) else {
         return Vec::new();

@@ -556,7 +556,7 @@ pub fn of_report(report: &Report, agg: &Aggregates) -> Option<RunFirstToken> {
     of_report_with(report, agg, report.server_series().as_ref())
 }
 
-/// [`of_report`] with the report's server series ([`ServerSeries::of_report`]) computed once
+/// [`of_report`] with the report's server series ([`crate::run_stats::RunStats::server_series`]) computed once
 /// by the caller; `None` when the run has no scrapes.
 pub fn of_report_with(
     report: &Report,

@@ -5,7 +5,7 @@
 //!
 //! The load timeline is the load client's requests in flight over the run's time axis (each
 //! from its send, `start_ms`, to its end, `start_ms + e2e`); each probe request is placed on it
-//! at its send time. In such a run the headline figures ([`Report::aggregates`]) are the
+//! at its send time. In such a run the headline figures ([`crate::run_stats::RunStats::aggregates`]) are the
 //! probe's: the experience the run was made to measure; the load's requests are its
 //! background, counted and drawn here.
 

@@ -110,7 +110,7 @@ pub enum LineEnd {
 }
 
 /// The capture part of a line: bytes and times, nothing derived. A studio report keeps it in
-/// [`RequestRecord::raw`] so a run measured in the browser can be exported as a timeline.
+/// [`crate::report::RequestRecord::raw`] so a run measured in the browser can be exported as a timeline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RawCapture {
     /// Wall clock (Unix epoch, ms) just before sending.
@@ -245,8 +245,8 @@ impl RawCapture {
 
 /// Where a merged request's line came from: the parts of the line that the merge renumbers or
 /// folds into the run (its `run`, its `vantage` and its `request`, with the worker's own
-/// `index`). Kept on the request ([`RequestRecord::origin`]) beside its [`RawCapture`] (the
-/// line's send times and reads as written, on its worker's own clocks), so [`export`] writes
+/// `index`). Kept on the request ([`crate::report::RequestRecord::origin`]) beside its [`RawCapture`] (the
+/// line's send times and reads as written, on its worker's own clocks), so [`crate::timeline_file::export`] writes
 /// the line back as it was read: the same worker, index and clock for every request, and a
 /// merge of that export is the same run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -82,7 +82,7 @@ pub fn record_reading_units(record: &RequestRecord, cfg: &ExperienceConfig) -> V
 }
 
 /// A run's experience over its measured, successful requests (warm-up and failed requests are
-/// left out, as in [`crate::report::Report::aggregates`]).
+/// left out, as in [`crate::run_stats::RunStats::aggregates`]).
 pub fn summarize<'a>(
     records: impl IntoIterator<Item = &'a RequestRecord>,
     cfg: &ExperienceConfig,

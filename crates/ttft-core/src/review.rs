@@ -7,7 +7,7 @@
 //! carry replay text. When both runs have candidates with the same index (in runs of one
 //! scenario, the same prompt), the pair is one of those indices; otherwise it is the
 //! requests of the same rank by TTFT in each run (with one pair, each run's median, as
-//! [`crate::report::Report::median_replay`]).
+//! [`crate::run_stats::RunStats::median_replay`]).
 //!
 //! **Randomness.** Everything random comes from the caller's `seed`, mixed by SplitMix64
 //! (so poor seeds, such as consecutive numbers, still spread): the mixed value's lowest bit

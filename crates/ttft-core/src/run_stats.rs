@@ -27,7 +27,7 @@ pub trait RunStats {
     fn median_replay(&self) -> Option<&RequestRecord>;
 
     /// Computes the run's statistics (a share link that left out per-gap timings carries the
-    /// original run's, [`SharedFrom::headline`]).
+    /// original run's, [`crate::report::SharedFrom::headline`]).
     fn aggregates(&self) -> Aggregates;
 
     /// The statistics of a run still streaming: everything but the experience scores (left

@@ -3,14 +3,14 @@
 //! An [`SloSet`] is a named list of [`Objective`]s, each "`metric` at percentile `p` over
 //! requests within `limit`", written in the studio's text field as
 //! `ttft p90 <= 1000ms, itl p90 <= 100ms, qoe p10 >= 0.9` ([`SloSet::parse`],
-//! [`Display`](fmt::Display)).
+//! [`Display`](std::fmt::Display)).
 //! [`evaluate`] holds a [`Report`] to it, per request, per level and for the whole run.
 //!
 //! # Definitions
 //!
 //! **Requests.** The requests judged are the report's headline requests
 //! ([`Report::headline_requests`]): measured (warm-ups left out) and, in a probe under load,
-//! the probe's only, the same requests as [`Report::aggregates`].
+//! the probe's only, the same requests as [`crate::run_stats::RunStats::aggregates`].
 //!
 //! **A request's value** for each [`SloMetric`]:
 //! - **TTFT**: its time to first token ([`RequestMetrics::ttft_ms`], ms).
@@ -19,7 +19,7 @@
 //!   ([`crate::report::Aggregates::goodput`]) holds to its ITL threshold.
 //! - **E2E**: the end of its stream ([`RequestMetrics::e2e_ms`], ms).
 //! - **Fluidity**: its Etalon fluidity-index, 0–1, higher is better, and **QoE**: its reading
-//!   QoE, 0–1, higher is better; both from [`RequestExperience::of`] with the report's
+//!   QoE, 0–1, higher is better; both from [`crate::record_experience::request_experience`] with the report's
 //!   [`Report::experience`] settings.
 //!
 //! A **failed** request (any outcome but ok) fails every objective. A successful request

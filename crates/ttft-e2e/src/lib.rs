@@ -593,7 +593,7 @@ const done = arguments[arguments.length - 1];
 })().catch(e => done({ error: String(e) }));
 "#;
 
-/// Everything the studio's origin stores in this browser (see [`DUMP_BROWSER_STORAGE`]).
+/// Everything the studio's origin stores in this browser (see `DUMP_BROWSER_STORAGE`).
 pub async fn browser_storage_dump(c: &Client) -> Result<String> {
     let v = c.execute_async(DUMP_BROWSER_STORAGE, vec![]).await?;
     if let Some(e) = v.get("error") {

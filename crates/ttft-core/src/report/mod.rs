@@ -494,7 +494,7 @@ impl Report {
         false
     }
 
-    /// The requests the headline figures ([`Report::aggregates`]) are computed from: the
+    /// The requests the headline figures ([`crate::run_stats::RunStats::aggregates`]) are computed from: the
     /// measured (not warm-up) requests, and in a probe under load only the probe's.
     pub fn headline_requests(&self) -> impl Iterator<Item = &RequestRecord> {
         let probe_only = self.is_probe_under_load();

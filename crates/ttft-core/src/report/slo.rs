@@ -466,7 +466,7 @@ impl SloSet {
     /// Offline work where only completion matters: `e2e p99 <= 60000ms`.
     ///
     /// A minute per request for nearly all of them (P99): the bound that keeps a batch from
-    /// stalling on stragglers; throughput is then judged by [`LevelSlo::goodput_per_s`].
+    /// stalling on stragglers; throughput is then judged by [`crate::slo::LevelSlo::goodput_per_s`].
     pub fn batch() -> Self {
         Self {
             name: "batch".into(),

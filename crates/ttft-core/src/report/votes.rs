@@ -22,7 +22,7 @@ pub struct BlindVote {
     pub at_unix_ms: f64,
     /// The other run's title when the vote was cast.
     pub opponent: String,
-    /// The other run's [`Report::created_unix_ms`]: with the title, which run it was.
+    /// The other run's [`crate::report::Report::created_unix_ms`]: with the title, which run it was.
     pub opponent_created_unix_ms: f64,
     /// The request of this run that played.
     pub this_request: u32,
