@@ -2,7 +2,7 @@
 //! their true timing in panes labelled only "Left" and "Right" (which run plays where is
 //! random, [`ttft_core::review::pair_for_review`]). The reviewer says which felt faster and
 //! only then learns which run was which; the vote is kept with both runs
-//! ([`crate::actions::record_blind_vote`]) and the comparison sets the votes beside the
+//! ([`crate::actions::votes::record_blind_vote`]) and the comparison sets the votes beside the
 //! reading QoE.
 
 use std::sync::Arc;
@@ -131,7 +131,7 @@ pub fn BlindReview(
         let Some(p) = pair.get_untracked() else {
             return;
         };
-        crate::actions::record_blind_vote(studio, a, b, &p, choice);
+        crate::actions::votes::record_blind_vote(studio, a, b, &p, choice);
         voted.set(Some(choice));
     };
     let title = move |run: Run| {

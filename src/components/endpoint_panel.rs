@@ -22,7 +22,8 @@ pub fn EndpointPanel() -> impl IntoView {
     let studio = use_studio();
     let ep = studio.endpoint;
     let set = move |f: &dyn Fn(&mut EndpointConfig)| ep.update(|e| f(e));
-    let connect = Action::new_local(|e: &EndpointConfig| actions::test_connection(e.clone()));
+    let connect =
+        Action::new_local(|e: &EndpointConfig| actions::settings::test_connection(e.clone()));
     let test = move |_| {
         connect.dispatch_local(ep.get_untracked());
     };

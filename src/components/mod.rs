@@ -28,7 +28,7 @@ pub mod status_bar;
 
 /// A part of the page whose code loads when it is first shown: in the release build (feature
 /// `split`) the functions that build it are lazy parts ([`crate::lazy`]), a wasm module of
-/// their own that is fetched then (or sooner, see [`crate::lazy::load_run_parts`]), so the
+/// their own that is fetched then (or sooner, see [`crate::actions::run::load_run_parts`]), so the
 /// first load does not carry them. Until it has loaded, one muted line says what is coming.
 #[component]
 pub fn Lazily<F>(

@@ -88,7 +88,7 @@ pub fn ScenarioPanel() -> impl IntoView {
             <label class="inline"><input type="checkbox" bind:checked=field(sc, |c| c.continuous_usage, |c, v| c.continuous_usage = v) />"continuous usage stats (vLLM, SGLang)"</label>
             <label class="inline"><input type="checkbox" data-testid="ignore-eos" bind:checked=field(sc, |c| c.ignore_eos, |c, v| c.ignore_eos = v) />"ignore EOS (fixed output length)"</label>
             <button type="button" class="link" data-testid="export-locustfile" title="More load than one browser: this endpoint and scenario as a locustfile.py (no API key in it); import the workers' timeline files back here"
-                on:click=move |_| crate::actions::export_locustfile(studio)>"Export for Locust"</button>
+                on:click=move |_| crate::actions::export::export_locustfile(studio)>"Export for Locust"</button>
         </fieldset>
     }
 }
