@@ -60,8 +60,8 @@ fn mark_interactive(studio: Studio) {
 pub fn App() -> impl IntoView {
     let studio = Studio {
         state: Store::new(actions::studio::initial_state()),
-        endpoint: RwSignal::new(actions::settings::load_endpoint().unwrap_or_default()),
-        scenario: RwSignal::new(browser::storage::load_scenario().unwrap_or_default()),
+        endpoint: Store::new(actions::settings::load_endpoint().unwrap_or_default()),
+        scenario: Store::new(browser::storage::load_scenario().unwrap_or_default()),
         handle: StoredValue::new_local(None),
         view_parts: components::report_view::load_view_parts,
     };

@@ -12,12 +12,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use reactive_stores::Store;
+use reactive_stores::{Store, Subfield};
 use serde::{Deserialize, Serialize};
 use ttft_core::dialect::Dialect;
 use ttft_core::report::Report;
 use ttft_core::request::HeaderLineError;
-use ttft_core::scenario::ScenarioConfig;
+use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
 
 use ttft_core::quota::Estimate;
 
@@ -225,7 +225,7 @@ impl StudioState {
 /// Where requests go. Its secrets (the API key and the extra headers, whose values are often
 /// credentials) are never serialized: `actions::settings` keeps them on the device only when
 /// `remember_secrets` is set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Store)]
 pub struct EndpointConfig {
     /// Base URL (empty = this page's origin, the built-in reference endpoint).
     pub base_url: String,
@@ -348,10 +348,10 @@ pub type PartsLoader = fn() -> Pin<Box<dyn Future<Output = Result<(), PartError>
 pub struct Studio {
     /// Runs, what is shown, notices.
     pub state: Store<StudioState>,
-    /// Endpoint settings.
-    pub endpoint: RwSignal<EndpointConfig>,
-    /// Scenario settings.
-    pub scenario: RwSignal<ScenarioConfig>,
+    /// Endpoint settings: the endpoint panel binds their fields ([`EndpointConfigStoreFields`]).
+    pub endpoint: Store<EndpointConfig>,
+    /// Scenario settings: the scenario panel binds their fields ([`ScenarioConfigStoreFields`]).
+    pub scenario: Store<ScenarioConfig>,
     /// Cancels the live run.
     pub handle: StoredValue<Option<RunHandle>, LocalStorage>,
     /// Loads the report views' code before a run sends anything (`actions::run::load_run_parts`).
@@ -362,3 +362,39 @@ pub struct Studio {
 pub fn use_studio() -> Studio {
     expect_context::<Studio>()
 }
+
+/// Declares the scenario settings' fields as store fields, as `#[derive(Store)]` would (the
+/// type lives in the core, which takes no Leptos dependency): one `Subfield` per field, keyed by
+/// its place in the struct.
+macro_rules! store_fields {
+    ($store:ident of $ty:ty { $($i:literal $name:ident: $field:ty),* $(,)? }) => {
+        /// Store fields of the scenario settings, for `bind:` and fine-grained reads.
+        pub trait $store {
+            $(
+                #[doc = concat!("The `", stringify!($name), "` field.")]
+                fn $name(self) -> Subfield<Store<$ty>, $ty, $field>;
+            )*
+        }
+
+        impl $store for Store<$ty> {
+            $(
+                fn $name(self) -> Subfield<Store<$ty>, $ty, $field> {
+                    Subfield::new(self, $i.into(), |c| &c.$name, |c| &mut c.$name)
+                }
+            )*
+        }
+    };
+}
+
+store_fields!(ScenarioConfigStoreFields of ScenarioConfig {
+    0 kind: ScenarioKind,
+    1 preset: Option<usize>,
+    2 custom_prompt: String,
+    10 levels: String,
+    11 prompt_levels: String,
+    12 required_keys: String,
+    13 use_tools: bool,
+    16 continuous_usage: bool,
+    17 ignore_eos: bool,
+    19 extra_body: String,
+});
