@@ -1,8 +1,9 @@
 //! Lazy points: code the first load does not carry. In the release build (feature `split`,
 //! which index.html turns on) each function declared with `lazy_part!` is a split point:
-//! `crates/ttft-split` moves it, and whatever only it uses, into a wasm module of its own, which
-//! the browser fetches the first time the function is called (or earlier: [`load_run_parts`]).
-//! Without the feature they are ordinary async functions.
+//! `crates/ttft-split` moves it, and whatever only it uses, into a wasm module of its own (named
+//! after the function), which the browser fetches the first time the function is called, or
+//! earlier through the preload the declaration names. Without the feature they are ordinary
+//! async functions, and their preloads do nothing.
 //!
 //! A module that cannot be fetched (offline before the studio was kept for offline use, a new
 //! version deployed meanwhile) is a [`PartError`], shown where the part would be; a later call
@@ -21,38 +22,20 @@ impl From<leptos::wasm_split::SplitLoaderError> for PartError {
     }
 }
 
-/// Loads every part a run needs, from its first request to its saved report (its machinery,
-/// the report's views, a complete run's parts, the writer that saves it), before the run sends
-/// anything: no part's fetch then competes with the run's requests for a connection (the
-/// reference endpoint shares the page's origin). Once loaded, at once.
-pub async fn load_run_parts() -> Result<(), PartError> {
-    #[cfg(feature = "split")]
-    {
-        crate::actions::__wasm_split_preload_run_scenario_part().await?;
-        crate::components::report_view::__wasm_split_preload_load_report_body().await?;
-        crate::components::report_view::__wasm_split_preload_complete_parts().await?;
-        crate::browser::storage::__wasm_split_preload_write_report().await?;
-    }
-    Ok(())
-}
-
-/// [`load_run_parts`], then ECharts, once the page is idle: the first run rarely waits for its
-/// parts, and its charts rarely for ECharts. A failure here is left to the call that needs the
-/// part, which says so.
-pub fn preload_when_idle() {
-    crate::browser::when_idle(|| {
-        leptos::task::spawn_local(async {
-            let _ = load_run_parts().await;
-            let _ = crate::browser::echarts::ensure_loaded().await;
-        });
-    });
-}
-
-/// Declares `async fn name(args) -> T` as a lazy point: callers get `Result<T, PartError>`
-/// (the error only when its module could not be fetched). `name` must be unique in the crate
-/// (it names the module).
+/// Declares `async fn name(args) -> T { body }` as a lazy point: callers get
+/// `Result<T, PartError>` (the error only when its module could not be fetched). `name` must be
+/// unique in the crate (it names the module).
+///
+/// `preload = load_name;` before it also declares `async fn load_name() -> Result<(),
+/// SplitLoaderError>` with the same visibility, which fetches the module without calling the
+/// function (what `wasm_split`'s `preload` option makes, named here as Leptos' `#[lazy]`
+/// names its own instead of relying on the hidden default).
 macro_rules! lazy_part {
+    (preload = $preload:ident; $($part:tt)*) => {
+        lazy_part!(@part [$preload] $($part)*);
+    };
     (
+        @part [$($preload:ident)?]
         $(#[$attr:meta])*
         $vis:vis async fn $name:ident($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty $body:block
     ) => {
@@ -62,6 +45,11 @@ macro_rules! lazy_part {
             $name,
             wasm_split_path = ::leptos::wasm_split,
             fallible,
+            $(preload(
+                #[doc = concat!("Fetches the code of [`", stringify!($name), "`] without calling it.")]
+                #[allow(dead_code)]
+                $preload
+            ),)?
             return_wrapper(
                 let future = _;
                 { future.await } -> ::core::result::Result<$ret, $crate::lazy::PartError>
@@ -88,5 +76,17 @@ macro_rules! lazy_part {
             async fn part($($arg: $ty),*) -> $ret $body
             Ok(part($($arg),*).await)
         }
+
+        $(
+            #[doc = concat!("Fetches the code of [`", stringify!($name), "`] without calling it.")]
+            #[cfg(not(feature = "split"))]
+            #[allow(dead_code, clippy::unused_async)]
+            $vis async fn $preload() -> ::core::result::Result<(), ::leptos::wasm_split::SplitLoaderError> {
+                Ok(())
+            }
+        )?
+    };
+    ($($part:tt)*) => {
+        lazy_part!(@part [] $($part)*);
     };
 }

@@ -1,10 +1,14 @@
 //! ttft-studio: the browser app. Measures streaming LLM endpoints as users see them.
 //!
 //! Start reading here: [`App`] builds the state and the page; [`actions`] is where anything
-//! changes (a run starts in [`actions::start_run`]); [`browser`] is the glue to web APIs (a read
-//! is stamped in [`browser::fetch`]); [`components`] are the views, which read the
+//! changes (a run starts in [`actions::run::start_run`]); [`browser`] is the glue to web APIs (a
+//! read is stamped in [`browser::fetch`]); [`components`] are the views, which read the
 //! [`state::StudioState`] store and format what the core (`ttft-core`) and the chart crate
 //! (`ttft-charts`) computed.
+//!
+//! The layers, each importing only those below it: [`components`] → [`actions`] → [`state`] →
+//! [`browser`] (a leaf: web APIs, plain data and the core's types), with [`mod@lazy`] (the lazy
+//! parts' macro) and [`mod@format`] (numbers as text) beside them.
 
 #[macro_use]
 pub mod lazy;
@@ -32,7 +36,7 @@ use state::{Studio, StudioStateStoreFields};
 /// Marks when the studio first became usable (after mount), for the load-time benchmark, and
 /// removes the boot shell. Also puts the app's `WebAssembly.Memory` at `window.ttftWasmMemory`,
 /// so the memory benchmark (and a curious user's console) can read how much the app holds.
-fn mark_interactive() {
+fn mark_interactive(studio: Studio) {
     let window = web_sys::window();
     if let Some(w) = window.as_ref() {
         let _ = js_sys::Reflect::set(w, &"ttftWasmMemory".into(), &wasm_bindgen::memory());
@@ -48,29 +52,31 @@ fn mark_interactive() {
         let _ = p.mark("ttft-studio:interactive");
     }
     // ECharts comes with them.
-    lazy::preload_when_idle();
+    actions::run::preload_when_idle(studio);
 }
 
 /// The studio.
 #[component]
 pub fn App() -> impl IntoView {
     let studio = Studio {
-        state: Store::new(actions::initial_state()),
-        endpoint: RwSignal::new(browser::storage::load_endpoint().unwrap_or_default()),
-        scenario: RwSignal::new(browser::storage::load_scenario().unwrap_or_default()),
+        state: Store::new(actions::studio::initial_state()),
+        endpoint: Store::new(actions::settings::load_endpoint().unwrap_or_default()),
+        scenario: Store::new(browser::storage::load_scenario().unwrap_or_default()),
         handle: StoredValue::new_local(None),
+        view_parts: components::report_view::load_view_parts,
     };
     provide_context(studio);
     provide_context(browser::service_worker::use_offline_copy(Signal::derive(
-        move || actions::is_busy(studio),
+        move || actions::studio::is_busy(studio),
     )));
     // Saved runs load once the page is up; a `#share=` link opens once their ids are known.
-    leptos::task::spawn_local(actions::open_storage(studio));
-    let _ = window_event_listener(leptos::ev::hashchange, move |_| actions::open_link(studio));
-    studio.state.clock().set(browser::clock::measure());
-    Effect::new(move |_| mark_interactive());
-    Effect::new(move |_| browser::storage::save_endpoint(&studio.endpoint.get()));
-    Effect::new(move |_| browser::storage::save_scenario(&studio.scenario.get()));
+    leptos::task::spawn_local(actions::storage::open_storage(studio));
+    let _ = window_event_listener(leptos::ev::hashchange, move |_| {
+        actions::links::open_link(studio)
+    });
+    actions::studio::measure_clock(studio);
+    Effect::new(move |_| mark_interactive(studio));
+    actions::settings::keep_settings(studio);
     view! {
         <UpdateBanner />
         <OfflineNotice />

@@ -7,20 +7,24 @@
 //! Views read it; [`crate::actions`] changes it.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use reactive_stores::Store;
+use reactive_stores::{Store, Subfield};
 use serde::{Deserialize, Serialize};
 use ttft_core::dialect::Dialect;
 use ttft_core::report::Report;
 use ttft_core::request::HeaderLineError;
-use ttft_core::scenario::ScenarioConfig;
+use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
+
+use ttft_core::quota::Estimate;
 
 use crate::browser::cancel::RunHandle;
 use crate::browser::clock::ClockInfo;
 use crate::browser::pool::Progress;
-use crate::browser::storage::Estimate;
+use crate::lazy::PartError;
 
 /// A saved run's identity: assigned once, kept in storage, never reused in a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -119,10 +123,35 @@ pub enum Shown {
 /// The run in progress.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveRun {
-    /// The report so far.
-    pub report: Report,
+    /// The report so far: shared, never held by a view between batches, so a batch is appended
+    /// in place (nothing copied).
+    pub report: Arc<Report>,
     /// Progress.
     pub progress: Progress,
+    /// Counts the changes to the report, so that its view knows when to draw it again without
+    /// comparing it.
+    pub revision: u64,
+}
+
+/// The report the pane shows, as its view tells one from another: a saved run's (shared: it
+/// is another only when it is another allocation) or the live run's at a revision (read when
+/// drawn, never held).
+#[derive(Debug, Clone)]
+pub enum ShownReport {
+    /// The live run, at this revision.
+    Live(u64),
+    /// A saved run's report.
+    Run(Arc<Report>),
+}
+
+impl PartialEq for ShownReport {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ShownReport::Live(a), ShownReport::Live(b)) => a == b,
+            (ShownReport::Run(a), ShownReport::Run(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 /// Everything the studio shows, in one store.
@@ -174,13 +203,9 @@ impl StudioState {
         self.runs.iter().find(|r| r.id == id)
     }
 
-    /// The report the pane shows, if any: a saved run's is shared, the live one's a copy.
-    pub fn shown_report(&self) -> Option<Arc<Report>> {
-        match self.shown {
-            Shown::Nothing => None,
-            Shown::Live => self.live.as_ref().map(|l| Arc::new(l.report.clone())),
-            Shown::Run(id) => self.run(id).map(|r| Arc::clone(&r.report)),
-        }
+    /// The live run's report so far, if a run is in progress (shared, not copied).
+    pub fn live_report(&self) -> Option<Arc<Report>> {
+        self.live.as_ref().map(|l| Arc::clone(&l.report))
     }
 
     /// Where a run stands in storage.
@@ -198,9 +223,9 @@ impl StudioState {
 }
 
 /// Where requests go. Its secrets (the API key and the extra headers, whose values are often
-/// credentials) are never serialized: `browser::storage` keeps them on the device only when
+/// credentials) are never serialized: `actions::settings` keeps them on the device only when
 /// `remember_secrets` is set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Store)]
 pub struct EndpointConfig {
     /// Base URL (empty = this page's origin, the built-in reference endpoint).
     pub base_url: String,
@@ -314,20 +339,62 @@ impl EndpointConfig {
     }
 }
 
+/// Loads code a run will need that the actions cannot name: the report's views, which the page
+/// gives ([`Studio::view_parts`]).
+pub type PartsLoader = fn() -> Pin<Box<dyn Future<Output = Result<(), PartError>>>>;
+
 /// The studio's settings and state, shared by context.
 #[derive(Clone, Copy)]
 pub struct Studio {
     /// Runs, what is shown, notices.
     pub state: Store<StudioState>,
-    /// Endpoint settings.
-    pub endpoint: RwSignal<EndpointConfig>,
-    /// Scenario settings.
-    pub scenario: RwSignal<ScenarioConfig>,
+    /// Endpoint settings: the endpoint panel binds their fields ([`EndpointConfigStoreFields`]).
+    pub endpoint: Store<EndpointConfig>,
+    /// Scenario settings: the scenario panel binds their fields ([`ScenarioConfigStoreFields`]).
+    pub scenario: Store<ScenarioConfig>,
     /// Cancels the live run.
     pub handle: StoredValue<Option<RunHandle>, LocalStorage>,
+    /// Loads the report views' code before a run sends anything (`actions::run::load_run_parts`).
+    pub view_parts: PartsLoader,
 }
 
 /// The studio context.
 pub fn use_studio() -> Studio {
     expect_context::<Studio>()
 }
+
+/// Declares the scenario settings' fields as store fields, as `#[derive(Store)]` would (the
+/// type lives in the core, which takes no Leptos dependency): one `Subfield` per field, keyed by
+/// its place in the struct.
+macro_rules! store_fields {
+    ($store:ident of $ty:ty { $($i:literal $name:ident: $field:ty),* $(,)? }) => {
+        /// Store fields of the scenario settings, for `bind:` and fine-grained reads.
+        pub trait $store {
+            $(
+                #[doc = concat!("The `", stringify!($name), "` field.")]
+                fn $name(self) -> Subfield<Store<$ty>, $ty, $field>;
+            )*
+        }
+
+        impl $store for Store<$ty> {
+            $(
+                fn $name(self) -> Subfield<Store<$ty>, $ty, $field> {
+                    Subfield::new(self, $i.into(), |c| &c.$name, |c| &mut c.$name)
+                }
+            )*
+        }
+    };
+}
+
+store_fields!(ScenarioConfigStoreFields of ScenarioConfig {
+    0 kind: ScenarioKind,
+    1 preset: Option<usize>,
+    2 custom_prompt: String,
+    10 levels: String,
+    11 prompt_levels: String,
+    12 required_keys: String,
+    13 use_tools: bool,
+    16 continuous_usage: bool,
+    17 ignore_eos: bool,
+    19 extra_body: String,
+});

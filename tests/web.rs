@@ -46,24 +46,24 @@ fn api_key_is_never_serialized_and_headers_are_validated() {
             .to_string()
             .contains("line 1")
     );
-    ttft_studio::browser::storage::save_endpoint(&e);
+    ttft_studio::actions::settings::save_endpoint(&e);
     let stored = web_sys::window().unwrap().local_storage().unwrap().unwrap();
     assert_eq!(
         stored.get_item("ttft-studio.key").unwrap(),
         None,
         "not stored without opt-in"
     );
-    ttft_studio::browser::storage::save_endpoint(&EndpointConfig {
+    ttft_studio::actions::settings::save_endpoint(&EndpointConfig {
         remember_secrets: true,
         ..e.clone()
     });
     assert_eq!(
-        ttft_studio::browser::storage::load_endpoint()
+        ttft_studio::actions::settings::load_endpoint()
             .unwrap()
             .api_key,
         "sk-secret"
     );
-    ttft_studio::browser::storage::save_endpoint(&EndpointConfig::default());
+    ttft_studio::actions::settings::save_endpoint(&EndpointConfig::default());
 }
 
 /// Every value in this origin's localStorage, joined: where a secret must not be.
@@ -78,7 +78,7 @@ fn all_local_storage() -> String {
 
 #[wasm_bindgen_test]
 fn extra_header_values_are_kept_only_with_the_opt_in() {
-    use ttft_studio::browser::storage::{load_endpoint, save_endpoint};
+    use ttft_studio::actions::settings::{load_endpoint, save_endpoint};
     let typed = EndpointConfig {
         model: "m-headers".into(),
         extra_headers: "X-Internal-Token: hdr-SECRET-777".into(),
@@ -152,10 +152,10 @@ fn run(id: u64, title: &str) -> SavedRun {
 
 /// Saves a run the way the app does: its index record at `order`, its report JSON.
 async fn save(run: &SavedRun, order: i64, next_id: u64) {
-    let json = storage::encode_report(std::sync::Arc::clone(&run.report))
+    let json = ttft_studio::actions::storage::encode_report(std::sync::Arc::clone(&run.report))
         .await
         .unwrap();
-    let meta = storage::RunMeta::of(run, order, json.len() as u64);
+    let meta = storage::RunMeta::of(run.id.0, &run.report, order, json.len() as u64);
     storage::save_run(&meta, &json, next_id).await.unwrap();
 }
 
@@ -196,7 +196,12 @@ async fn runs_are_saved_renamed_and_deleted_one_record_each_under_their_ids() {
     assert_eq!(index.next_id, 8);
     assert!(index.runs[0].bytes > 0 && index.runs[0].requests == 0);
     for (meta, want) in index.runs.iter().zip([&b, &a]) {
-        assert_eq!(&storage::load_report(meta).await.unwrap(), want);
+        assert_eq!(
+            &ttft_studio::actions::storage::load_saved_run(meta)
+                .await
+                .unwrap(),
+            want
+        );
     }
     // A rename writes only the index record; its title wins over the report's.
     let renamed = storage::RunMeta {
@@ -204,12 +209,14 @@ async fn runs_are_saved_renamed_and_deleted_one_record_each_under_their_ids() {
         ..index.runs[0].clone()
     };
     storage::save_meta(&renamed).await.unwrap();
-    let back = storage::load_report(&storage::load_index().await.unwrap().runs[0])
-        .await
-        .unwrap();
+    let back = ttft_studio::actions::storage::load_saved_run(
+        &storage::load_index().await.unwrap().runs[0],
+    )
+    .await
+    .unwrap();
     assert_eq!(back.report.title, "b, renamed");
     // Deleting the top run does not give its id back.
-    storage::delete_run(RunId(7), 8).await.unwrap();
+    storage::delete_run(7, 8).await.unwrap();
     let index = storage::load_index().await.unwrap();
     assert_eq!(ids(&index), [3]);
     assert_eq!(
@@ -227,12 +234,19 @@ async fn a_large_run_round_trips_and_a_missing_report_is_called_damaged() {
     save(&big, 1, 2).await;
     let index = storage::load_index().await.unwrap();
     assert_eq!(index.runs[0].requests, big.report.requests.len());
-    assert_eq!(storage::load_report(&index.runs[0]).await.unwrap(), big);
+    assert_eq!(
+        ttft_studio::actions::storage::load_saved_run(&index.runs[0])
+            .await
+            .unwrap(),
+        big
+    );
     let ghost = storage::RunMeta {
         id: 99,
         ..index.runs[0].clone()
     };
-    let err = storage::load_report(&ghost).await.unwrap_err();
+    let err = ttft_studio::actions::storage::load_saved_run(&ghost)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, storage::StorageError::Damaged { id: 99, .. }),
         "{err}"
@@ -269,7 +283,12 @@ async fn a_run_is_saved_as_bytes_where_blobs_are_refused() {
         .call1(&wasm_bindgen::JsValue::NULL, &false.into())
         .unwrap();
     let index = storage::load_index().await.unwrap();
-    assert_eq!(storage::load_report(&index.runs[0]).await.unwrap(), private);
+    assert_eq!(
+        ttft_studio::actions::storage::load_saved_run(&index.runs[0])
+            .await
+            .unwrap(),
+        private
+    );
     storage::clear_all().await.unwrap();
 }
 
@@ -282,7 +301,10 @@ async fn runs_of_the_local_storage_format_move_once_with_their_ids() {
     let newer = serde_json::json!({ "id": 9, "report": { "version": 999, "title": "from a newer studio" } });
     let old = serde_json::json!([{ "id": 5, "report": b.report }, a.report, newer]);
     ls.set_item("ttft-studio.runs", &old.to_string()).unwrap();
-    let moved = storage::migrate_local_storage().await.unwrap().unwrap();
+    let moved = ttft_studio::actions::migrate::migrate_local_storage()
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(moved.moved, 2);
     assert_eq!(moved.kept.len(), 1, "{:?}", moved.kept);
     let index = storage::load_index().await.unwrap();
@@ -290,36 +312,52 @@ async fn runs_of_the_local_storage_format_move_once_with_their_ids() {
     assert_eq!(ids(&index), [5, 10]);
     assert!(index.next_id > 10);
     assert_eq!(
-        storage::load_report(&index.runs[0]).await.unwrap().report,
+        ttft_studio::actions::storage::load_saved_run(&index.runs[0])
+            .await
+            .unwrap()
+            .report,
         b.report
     );
     assert_eq!(
-        storage::load_report(&index.runs[1]).await.unwrap().report,
+        ttft_studio::actions::storage::load_saved_run(&index.runs[1])
+            .await
+            .unwrap()
+            .report,
         a.report
     );
     // Only what could not be read stays in localStorage; the next start moves nothing twice.
     let left: serde_json::Value =
         serde_json::from_str(&ls.get_item("ttft-studio.runs").unwrap().unwrap()).unwrap();
     assert_eq!(left, serde_json::json!([newer]));
-    let again = storage::migrate_local_storage().await.unwrap().unwrap();
+    let again = ttft_studio::actions::migrate::migrate_local_storage()
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((again.moved, again.kept.len()), (0, 1));
     assert_eq!(ids(&storage::load_index().await.unwrap()), [5, 10]);
     // Damaged localStorage: nothing moves, nothing is removed, and the message says so.
     ls.set_item("ttft-studio.runs", "{not json").unwrap();
-    let err = storage::migrate_local_storage().await.unwrap_err();
+    let err = ttft_studio::actions::migrate::migrate_local_storage()
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("untouched"), "{err}");
     assert_eq!(
         ls.get_item("ttft-studio.runs").unwrap().as_deref(),
         Some("{not json")
     );
     ls.remove_item("ttft-studio.runs").unwrap();
-    assert_eq!(storage::migrate_local_storage().await.unwrap(), None);
+    assert_eq!(
+        ttft_studio::actions::migrate::migrate_local_storage()
+            .await
+            .unwrap(),
+        None
+    );
     storage::clear_all().await.unwrap();
 }
 
 #[wasm_bindgen_test]
 fn the_quota_choice_says_whether_the_ticked_runs_make_room() {
-    use storage::{Estimate, quota_advice};
+    use ttft_core::quota::{Estimate, quota_advice};
     let full = Some(Estimate {
         usage: 990e6,
         quota: 1e9,
@@ -497,7 +535,7 @@ async fn a_failed_connection_test_says_what_to_do_and_the_next_test_replaces_it(
     );
     drop(handle);
     root.remove();
-    ttft_studio::browser::storage::save_endpoint(&EndpointConfig::default());
+    ttft_studio::actions::settings::save_endpoint(&EndpointConfig::default());
 }
 
 /// A genai-bench experiment folder's files, as the folder input hands them over.
@@ -660,7 +698,7 @@ async fn a_result_folder_imports_as_one_run_with_the_files_summary_beside_ours()
 #[wasm_bindgen_test]
 fn llmd_export_is_one_v0_2_report_per_load_point_named_for_llm_d_without_the_key() {
     let report = genai_bench_report();
-    let files = ttft_studio::actions::llmd_files(&report).unwrap();
+    let files = ttft_core::naming::llmd_files(&report).unwrap();
     assert_eq!(files.len(), 2, "concurrency 1 and 2");
     for (stage, (name, text)) in files.iter().enumerate() {
         // llm-d-benchmark's analysis finds reports by `benchmark_report_v0.2,_*.yaml`.
@@ -687,7 +725,7 @@ fn llmd_export_is_one_v0_2_report_per_load_point_named_for_llm_d_without_the_key
     }
     let empty = Report::new("nothing", EndpointInfo::default(), "chat");
     assert!(
-        ttft_studio::actions::llmd_files(&empty)
+        ttft_core::naming::llmd_files(&empty)
             .unwrap_err()
             .to_string()
             .contains("no measured requests")

@@ -10,7 +10,8 @@ use leptos::task::spawn_local;
 use ttft_core::calibration::{GroundTruth, calibrate};
 use ttft_core::scenario::{ScenarioConfig, ScenarioKind, parse_levels};
 
-use super::{is_busy, notify, run_scenario};
+use super::run::run_scenario;
+use super::studio::{is_busy, notify};
 use crate::browser::fetch::get_from_page_origin;
 use crate::state::{Calibration, EndpointConfig, Studio, StudioStateStoreFields};
 

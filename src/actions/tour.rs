@@ -10,7 +10,8 @@ use ttft_core::compare::head_start;
 use ttft_core::report::Aggregates;
 use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
 
-use super::{is_busy, notify, run_scenario, set_compared};
+use super::run::run_scenario;
+use super::studio::{is_busy, notify, set_compared};
 use crate::state::{EndpointConfig, Studio, StudioStateStoreFields};
 use ttft_core::run_stats::RunStats;
 

@@ -1,5 +1,5 @@
-//! Measures the resolution of `performance.now()` (5 µs when cross-origin isolated, 100 µs
-//! otherwise in Chromium): every figure depends on it.
+//! The page's clocks: `performance.now()` and its resolution (5 µs when cross-origin
+//! isolated, 100 µs otherwise in Chromium: every figure depends on it), and the wall clock.
 
 /// Clock facts shown in the status line.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,6 +15,19 @@ pub fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
         .map_or(0.0, |p| p.now())
+}
+
+/// The wall clock (`Date.now()`, unix ms).
+pub fn unix_now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+/// The wall clock as `Date.toISOString()` writes it (`2025-03-14T09:26:53.589Z`, UTC).
+pub fn iso_now() -> String {
+    js_sys::Date::new_0()
+        .to_iso_string()
+        .as_string()
+        .unwrap_or_default()
 }
 
 /// Smallest positive step seen over a short busy loop.

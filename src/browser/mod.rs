@@ -2,15 +2,19 @@
 //!
 //! [`stamper`] sends requests through the stamping Web Workers (where a read is stamped),
 //! [`fetch`] is the page's own fallback path and the model list, [`pool`] runs a plan's
-//! phases with their workers, [`cancel`] stops a run, [`clock`] measures the page clock, [`storage`] keeps runs
-//! and settings, [`echarts`] hands chart options to ECharts,
-//! [`service_worker`] keeps the offline copy of the app shell, [`metrics_scrape`] reads the
-//! server's `/metrics` during a run.
+//! phases with their workers, [`cancel`] stops a run, [`clock`] measures the page clock,
+//! [`storage`] keeps runs and settings, [`files`] reads the files a user chooses, [`echarts`]
+//! hands chart options to ECharts, [`service_worker`] keeps the offline copy of the app shell,
+//! [`metrics_scrape`] reads the server's `/metrics` during a run, [`health`] watches the tab.
+//!
+//! A leaf: nothing here imports the app's state, actions, components or lazy parts; functions
+//! take and give plain data, the core's types and web handles.
 
 pub mod cancel;
 pub mod clock;
 pub mod echarts;
 pub mod fetch;
+pub mod files;
 pub mod health;
 pub mod metrics_scrape;
 pub mod pool;
@@ -43,6 +47,45 @@ pub fn page_origin() -> String {
     web_sys::window()
         .and_then(|w| w.location().origin().ok())
         .unwrap_or_default()
+}
+
+/// The page URL's fragment (`#share=…`), if the page has one.
+pub fn location_hash() -> Option<String> {
+    web_sys::window().and_then(|w| w.location().hash().ok())
+}
+
+/// What the browser says of its network (`navigator.onLine`); true outside a page. Chromium
+/// says offline whenever no network interface but loopback is up.
+pub fn online() -> bool {
+    web_sys::window().is_none_or(|w| w.navigator().on_line())
+}
+
+/// Whether `base` is reachable without a network: this page's own server or a loopback host
+/// (the bundled server, a local llama.cpp), which run with Wi-Fi off too.
+pub fn on_this_machine(base: &str) -> bool {
+    let Ok(url) = web_sys::Url::new(base) else {
+        return false;
+    };
+    let host = url.hostname();
+    url.origin() == page_origin()
+        || host == "localhost"
+        || host.ends_with(".localhost")
+        || host.starts_with("127.")
+        || host == "[::1]"
+}
+
+/// The browser's user agent string, if it gives one.
+pub fn user_agent() -> Option<String> {
+    web_sys::window().and_then(|w| w.navigator().user_agent().ok())
+}
+
+/// Asks the user for a line of text (`window.prompt`), offering `default`; `None` when
+/// cancelled.
+pub fn prompt(message: &str, default: &str) -> Option<String> {
+    web_sys::window()?
+        .prompt_with_message_and_default(message, default)
+        .ok()
+        .flatten()
 }
 
 /// Downloads `text` as the file `name`: a `Blob` behind an object URL, clicked through a

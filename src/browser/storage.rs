@@ -1,5 +1,5 @@
 //! Persistence. Runs live in IndexedDB (database `ttft-studio`), one record per run keyed by its
-//! [`RunId`], so finishing, importing, renaming or deleting a run writes that run and nothing
+//! run id, so finishing, importing, renaming or deleting a run writes that run and nothing
 //! else:
 //!
 //! - store `runs`: a small [`RunMeta`] per run (title, place in the list, request count, stored
@@ -17,16 +17,21 @@
 //!
 //! Everything here is async and returns a [`StorageError`] whose message says what to do. A full
 //! quota deletes nothing: the caller keeps the run open, unsaved, and the user chooses what goes
-//! ([`quota_advice`]). Runs kept by the localStorage format of earlier studios
-//! (`ttft-studio.runs`) are moved here once and verified before they leave localStorage
-//! ([`migrate_local_storage`]). [`estimate`] and [`request_persistence`] wrap `navigator.storage`.
-//! Endpoint and scenario settings stay in localStorage: they are small and read before the first
-//! paint.
+//! (`ttft_core::quota`). Runs kept by the localStorage format of earlier studios
+//! (`ttft-studio.runs`, [`legacy_runs`]) are written here in one transaction
+//! ([`save_moved_runs`]) before they leave localStorage ([`keep_legacy_runs`]); reading them is
+//! the app's (`actions::migrate`). [`estimate`] and [`request_persistence`] wrap
+//! `navigator.storage`. Settings stay in localStorage ([`load_setting`], [`save_setting`]): they
+//! are small and read before the first paint.
+//!
+//! A leaf: this module knows bytes, index records and the core's types, never the app's state;
+//! reports are written and read as JSON by the app's lazy parts (`actions::storage`).
 
 use std::cell::RefCell;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+pub use ttft_core::quota::Estimate;
+use ttft_core::quota::bytes_text;
 use ttft_core::report::Report;
 use ttft_core::scenario::ScenarioConfig;
 use wasm_bindgen::closure::Closure;
@@ -34,13 +39,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Event, EventTarget, IdbDatabase, IdbRequest, IdbTransaction, IdbTransactionMode};
 
-use crate::state::{EndpointConfig, RunId, SavedRun};
-
 const LEGACY_RUNS: &str = "ttft-studio.runs";
-const ENDPOINT: &str = "ttft-studio.endpoint";
-const KEY: &str = "ttft-studio.key";
-/// The extra headers, kept only when the user opted in (as the key).
-const HEADERS: &str = "ttft-studio.headers";
 const SCENARIO: &str = "ttft-studio.scenario";
 /// Key of the SLO set new runs are held to.
 const SLO: &str = "ttft-studio.slo";
@@ -59,7 +58,7 @@ const REPORTS: &str = "reports";
 const STUDIO: &str = "studio";
 const NEXT_ID: &str = "next-id";
 /// Version of the records this studio writes; a newer one is refused, never half-read.
-const RECORD_FORMAT: u32 = 1;
+pub const RECORD_FORMAT: u32 = 1;
 /// How a report record holds the report: its JSON (UTF-8) in a `Blob`.
 const ENCODING: &str = "json-blob";
 /// Or the same JSON in a `Uint8Array`, where the browser refuses a `Blob` in IndexedDB (WebKit's
@@ -111,7 +110,7 @@ pub enum StorageError {
     /// The studio's code for reading or writing runs could not be fetched (a lazy part): the
     /// runs themselves are untouched.
     #[error("saved runs could not be read or written: {0}; your saved runs are untouched")]
-    Code(#[from] crate::lazy::PartError),
+    Code(String),
     /// Anything else the browser refused.
     #[error(
         "the browser could not {what} ({reason}): try again, or export the run as JSON to keep it"
@@ -128,20 +127,6 @@ impl StorageError {
     /// Whether this is the quota: the user has to choose what to delete.
     pub fn is_quota(&self) -> bool {
         matches!(self, StorageError::Quota { .. })
-    }
-}
-
-/// `12.3 MB`, `840 KB`, `512 B` (decimal units, as browsers report quotas).
-pub fn bytes_text(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.0} KB", b / 1e3)
-    } else {
-        format!("{bytes} B")
     }
 }
 
@@ -166,15 +151,15 @@ pub struct RunMeta {
 }
 
 impl RunMeta {
-    /// The index record of a run at `order`, whose report JSON is `bytes` long.
-    pub fn of(run: &SavedRun, order: i64, bytes: u64) -> Self {
+    /// The index record of run `id` at `order`, whose report JSON is `bytes` long.
+    pub fn of(id: u64, report: &Report, order: i64, bytes: u64) -> Self {
         RunMeta {
             format: RECORD_FORMAT,
-            id: run.id.0,
+            id,
             order,
-            title: run.report.title.clone(),
-            created_unix_ms: run.report.created_unix_ms,
-            requests: run.report.requests.len(),
+            title: report.title.clone(),
+            created_unix_ms: report.created_unix_ms,
+            requests: report.requests.len(),
             bytes,
         }
     }
@@ -457,34 +442,16 @@ fn put_next_id(tx: &IdbTransaction, next_id: u64) -> Result<(), StorageError> {
 // ---------------------------------------------------------------------------------------------
 // Runs.
 
-/// A report as stored: its JSON. Lazy: the report's writer loads with the first run saved.
-pub async fn encode_report(report: Arc<Report>) -> Result<Vec<u8>, StorageError> {
-    write_report(report).await?
-}
-
-lazy_part! {
-    pub(crate) async fn write_report(report: Arc<Report>) -> Result<Vec<u8>, StorageError> {
-        report_json(&report)
-    }
-}
-
-lazy_part! {
-    /// A stored report read back (the core's one version check). Lazy: the report's reader loads
-    /// with the first saved run read.
-    async fn decode_report(json: Vec<u8>) -> Result<Report, ttft_core::report::ReportFileError> {
-        ttft_core::report::read_json(&json)
-    }
-}
-
-/// [`encode_report`], where its code has loaded already (or cannot wait: in a transaction).
-fn report_json(report: &Report) -> Result<Vec<u8>, StorageError> {
+/// A report's JSON, as stored (called by the app's lazy parts only, so the writer loads with
+/// the first run saved).
+pub fn report_json(report: &Report) -> Result<Vec<u8>, StorageError> {
     serde_json::to_vec(report).map_err(|e| StorageError::Failed {
         what: "write the report as JSON",
         reason: e.to_string(),
     })
 }
 
-/// Saves a run (its index record at `order`, its report JSON from [`encode_report`]) and the id
+/// Saves a run (its index record at `order`, its report JSON) and the id
 /// counter, in one transaction: either all of it is stored or nothing is.
 pub async fn save_run(meta: &RunMeta, json: &[u8], next_id: u64) -> Result<(), StorageError> {
     match save_run_as(meta, json, next_id, true).await {
@@ -530,7 +497,7 @@ pub async fn save_meta(meta: &RunMeta) -> Result<(), StorageError> {
 }
 
 /// Deletes a saved run (both records) and keeps the id counter at `next_id`.
-pub async fn delete_run(id: RunId, next_id: u64) -> Result<(), StorageError> {
+pub async fn delete_run(id: u64, next_id: u64) -> Result<(), StorageError> {
     let db = db().await?;
     let tx = transaction(&db, &[META, REPORTS, STUDIO], IdbTransactionMode::Readwrite)?;
     let failed = |e: JsValue| StorageError::Failed {
@@ -539,7 +506,7 @@ pub async fn delete_run(id: RunId, next_id: u64) -> Result<(), StorageError> {
     };
     for store in [META, REPORTS] {
         tx.object_store(store)
-            .and_then(|s| s.delete(&key(id.0)))
+            .and_then(|s| s.delete(&key(id)))
             .map_err(failed)?;
     }
     put_next_id(&tx, next_id)?;
@@ -599,8 +566,9 @@ pub async fn load_index() -> Result<Index, StorageError> {
     Ok(index)
 }
 
-/// Reads one saved run's report (its title from the index record).
-pub async fn load_report(meta: &RunMeta) -> Result<SavedRun, StorageError> {
+/// Reads one saved run's report JSON, as stored (the app reads it through the core's report
+/// format, and takes the title from the index record).
+pub async fn load_report_json(meta: &RunMeta) -> Result<Vec<u8>, StorageError> {
     let damaged = |reason: String| StorageError::Damaged {
         id: meta.id,
         reason,
@@ -640,14 +608,7 @@ pub async fn load_report(meta: &RunMeta) -> Result<SavedRun, StorageError> {
             .to_vec(),
         _ => return Err(damaged(format!("unknown encoding {encoding:?}"))),
     };
-    let mut report = decode_report(json)
-        .await?
-        .map_err(|e| damaged(e.to_string()))?;
-    report.title.clone_from(&meta.title);
-    Ok(SavedRun {
-        id: RunId(meta.id),
-        report: report.into(),
-    })
+    Ok(json)
 }
 
 /// Deletes every saved run and the id counter (tests and benchmarks start from nothing).
@@ -672,182 +633,50 @@ fn local_storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?
 }
 
-/// One entry of the localStorage format: `{"id": n, "report": {…}}`, or a bare report (stored
-/// before runs had ids). The id, if it had one, and the report.
-fn read_legacy_entry(v: serde_json::Value) -> Result<(Option<u64>, Report), String> {
-    let (id, report) = match v {
-        serde_json::Value::Object(mut o) if o.contains_key("report") => {
-            let id = o.get("id").and_then(serde_json::Value::as_u64);
-            (id, o.remove("report").unwrap_or_default())
-        }
-        other => (None, other),
+/// The runs of the localStorage format (`ttft-studio.runs`, a JSON list), when there are any.
+pub fn legacy_runs() -> Option<String> {
+    local_storage()?.get_item(LEGACY_RUNS).ok()?
+}
+
+/// The runs of the localStorage format are moved: `kept` (their JSON list of entries that could
+/// not be read) stays in localStorage, or nothing does when `None`. Best effort: should
+/// localStorage refuse, the next start finds the runs already moved.
+pub fn keep_legacy_runs(kept: Option<&str>) {
+    let Some(ls) = local_storage() else { return };
+    let _ = match kept {
+        None => ls.remove_item(LEGACY_RUNS),
+        Some(kept) => ls.set_item(LEGACY_RUNS, kept),
     };
-    let report = ttft_core::report::read_value(report).map_err(|e| e.to_string())?;
-    Ok((id, report))
 }
 
-/// What moving the localStorage runs did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Migration {
-    /// Runs moved into IndexedDB (with their ids; runs without one, or whose id was taken, got
-    /// new ones).
-    pub moved: usize,
-    /// Entries that could not be read: they stay in localStorage, nothing else does.
-    pub kept: Vec<String>,
-}
-
-/// Moves runs saved by the localStorage format into IndexedDB, once: they are written in one
-/// transaction, read back (every id present) and only then removed from localStorage. Entries
-/// that cannot be read stay there (with the reason); on any failure localStorage is untouched.
-/// `None` when there was nothing to move.
-pub async fn migrate_local_storage() -> Result<Option<Migration>, StorageError> {
-    let Some(ls) = local_storage() else {
-        return Ok(None);
-    };
-    let Ok(Some(text)) = ls.get_item(LEGACY_RUNS) else {
-        return Ok(None);
-    };
-    move_legacy_runs(ls, text)
-        .await
-        .map_err(|e| StorageError::Migration(e.to_string()))?
-}
-
-lazy_part! {
-    async fn move_legacy_runs(
-        ls: web_sys::Storage,
-        text: String,
-    ) -> Result<Option<Migration>, StorageError> {
-        move_legacy_runs_now(ls, text).await
-    }
-}
-
-/// [`migrate_local_storage`] once there is something to move (`text`, the old list). Lazy: the
-/// old format's reader loads only where runs were saved in it.
-async fn move_legacy_runs_now(
-    ls: web_sys::Storage,
-    text: String,
-) -> Result<Option<Migration>, StorageError> {
-    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).map_err(|e| {
-        StorageError::Migration(format!("localStorage's {LEGACY_RUNS} is damaged: {e}"))
-    })?;
-    let index = load_index().await?;
-    let mut taken: std::collections::HashSet<u64> = index.runs.iter().map(|m| m.id).collect();
-    let legacy_top = entries
-        .iter()
-        .filter_map(|v| v.get("id").and_then(serde_json::Value::as_u64))
-        .map(|id| id + 1)
-        .max()
-        .unwrap_or(0);
-    let mut next_id = index.next_id.max(legacy_top);
-    let mut runs = Vec::new();
-    let mut already = 0;
-    let mut kept = Vec::new();
-    let mut kept_entries = Vec::new();
-    for (i, entry) in entries.into_iter().enumerate() {
-        match read_legacy_entry(entry.clone()) {
-            Ok((id, report)) => {
-                // Moved by an earlier start whose clean-up did not happen: not again.
-                let same = |m: &&RunMeta| {
-                    Some(m.id) == id
-                        && m.created_unix_ms == report.created_unix_ms
-                        && m.requests == report.requests.len()
-                };
-                if index.runs.iter().any(|m| same(&m)) {
-                    already += 1;
-                    continue;
-                }
-                let id = match id {
-                    Some(id) if taken.insert(id) => id,
-                    _ => {
-                        while !taken.insert(next_id) {
-                            next_id += 1;
-                        }
-                        next_id += 1;
-                        next_id - 1
-                    }
-                };
-                // Below every run saved by this studio, in the old list's order.
-                let order = -(i as i64) - 1;
-                runs.push((
-                    SavedRun {
-                        id: RunId(id),
-                        report: report.into(),
-                    },
-                    order,
-                ));
-            }
-            Err(reason) => {
-                kept.push(reason);
-                kept_entries.push(entry);
-            }
+/// Writes moved runs (each its index record and report JSON) and the id counter in one
+/// transaction: either all of them are stored or none is. A failure is a
+/// [`StorageError::Migration`].
+pub async fn save_moved_runs(
+    runs: &[(RunMeta, Vec<u8>)],
+    next_id: u64,
+) -> Result<(), StorageError> {
+    let db = db().await?;
+    let tx = transaction(&db, &[META, REPORTS, STUDIO], IdbTransactionMode::Readwrite)?;
+    let done = Events::new(&tx, &["complete"], &["abort"]);
+    let mut needed = 0;
+    for (meta, json) in runs {
+        needed += json.len() as u64;
+        if let Err(e) = put_run(&tx, meta, json, next_id, true) {
+            let _ = tx.abort();
+            return Err(StorageError::Migration(e.to_string()));
         }
     }
-    if !runs.is_empty() {
-        let db = db().await?;
-        let tx = transaction(&db, &[META, REPORTS, STUDIO], IdbTransactionMode::Readwrite)?;
-        let done = Events::new(&tx, &["complete"], &["abort"]);
-        let mut needed = 0;
-        for (run, order) in &runs {
-            let json = report_json(&run.report)?;
-            needed += json.len() as u64;
-            if let Err(e) = put_run(
-                &tx,
-                &RunMeta::of(run, *order, json.len() as u64),
-                &json,
-                next_id,
-                true,
-            ) {
-                let _ = tx.abort();
-                return Err(StorageError::Migration(e.to_string()));
-            }
-        }
-        if done.wait().await.is_err() {
-            return Err(StorageError::Migration(
-                dom_error(tx.error(), "move the runs", needed).to_string(),
-            ));
-        }
-        // Read back: every moved run must be listed before localStorage lets go of it.
-        let back = load_index()
-            .await
-            .map_err(|e| StorageError::Migration(e.to_string()))?;
-        let missing = runs
-            .iter()
-            .filter(|(r, _)| !back.runs.iter().any(|m| m.id == r.id.0))
-            .count();
-        if missing > 0 {
-            return Err(StorageError::Migration(format!(
-                "{missing} of {} runs were not found after writing them",
-                runs.len()
-            )));
-        }
+    if done.wait().await.is_err() {
+        return Err(StorageError::Migration(
+            dom_error(tx.error(), "move the runs", needed).to_string(),
+        ));
     }
-    // Moved and verified. Should localStorage refuse to let go, the next start finds them
-    // already moved (same id, time and size) and does not move them twice.
-    let _ = if kept_entries.is_empty() {
-        ls.remove_item(LEGACY_RUNS)
-    } else {
-        ls.set_item(
-            LEGACY_RUNS,
-            &serde_json::to_string(&kept_entries).unwrap_or_default(),
-        )
-    };
-    Ok(Some(Migration {
-        moved: runs.len() + already,
-        kept,
-    }))
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
 // navigator.storage
-
-/// What the browser reports through `navigator.storage.estimate()`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
-    /// Bytes this site uses.
-    pub usage: f64,
-    /// Bytes this site may use.
-    pub quota: f64,
-}
 
 fn storage_manager() -> Option<web_sys::StorageManager> {
     let navigator = web_sys::window()?.navigator();
@@ -879,97 +708,21 @@ pub async fn request_persistence() -> Option<bool> {
     JsFuture::from(m.persist().ok()?).await.ok()?.as_bool()
 }
 
-/// What deleting the chosen runs would do for a save that did not fit.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QuotaAdvice {
-    /// Bytes the chosen runs take.
-    pub freed: u64,
-    /// Whether the run would then fit, when the browser gave an estimate.
-    pub fits: Option<bool>,
-    /// The same in words, for the panel.
-    pub text: String,
-}
-
-/// The decision the quota panel shows: a run of `needed` bytes did not fit; the user ticked
-/// saved runs of `chosen` sizes. Nothing is deleted here or anywhere without the user's choice.
-pub fn quota_advice(needed: u64, estimate: Option<Estimate>, chosen: &[u64]) -> QuotaAdvice {
-    let freed: u64 = chosen.iter().sum();
-    let free = estimate.map(|e| (e.quota - e.usage).max(0.0) as u64);
-    let fits = free.map(|f| f + freed >= needed);
-    let text = match (chosen.is_empty(), fits) {
-        (true, _) => format!(
-            "This run needs {}. Tick saved runs to delete, or retry as it is (another tab may have freed space), or keep it unsaved and export it as JSON.",
-            bytes_text(needed)
-        ),
-        (false, Some(true)) => format!(
-            "Deleting {} run(s) frees {}: enough for this run ({}).",
-            chosen.len(),
-            bytes_text(freed),
-            bytes_text(needed)
-        ),
-        (false, Some(false)) => format!(
-            "Deleting {} run(s) frees {}, but this run needs {} and about {} is free: tick more, or export it as JSON.",
-            chosen.len(),
-            bytes_text(freed),
-            bytes_text(needed),
-            bytes_text(free.unwrap_or(0))
-        ),
-        (false, None) => format!(
-            "Deleting {} run(s) frees {}; this run needs {} (the browser gives no estimate of what is free).",
-            chosen.len(),
-            bytes_text(freed),
-            bytes_text(needed)
-        ),
-    };
-    QuotaAdvice { freed, fits, text }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Settings (localStorage).
 
-/// Saved endpoint settings, with the key and the extra headers only if the user opted in.
-///
-/// Settings saved by older builds held the extra headers' values in the settings entry itself:
-/// they are taken out and the entry written again at once, so a secret typed before this build
-/// does not stay on the device (kept in the secrets' own entry only if the user had opted in).
-pub fn load_endpoint() -> Option<EndpointConfig> {
-    let s = local_storage()?;
-    let raw = s.get_item(ENDPOINT).ok()??;
-    let mut e: EndpointConfig = serde_json::from_str(&raw).ok()?;
-    let legacy_headers = legacy_extra_headers(&raw);
-    if e.remember_secrets {
-        e.api_key = s.get_item(KEY).ok().flatten().unwrap_or_default();
-        e.extra_headers = s
-            .get_item(HEADERS)
-            .ok()
-            .flatten()
-            .or_else(|| legacy_headers.clone())
-            .unwrap_or_default();
-    }
-    if legacy_headers.is_some() {
-        save_endpoint(&e);
-    }
-    Some(e)
+/// The text kept under `key` in localStorage, if any.
+pub fn read_text(key: &str) -> Option<String> {
+    local_storage()?.get_item(key).ok()?
 }
 
-/// The extra headers an older build wrote into the settings entry, if it did.
-fn legacy_extra_headers(raw: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(raw).ok()?;
-    v.get("extra_headers")
-        .map(|h| h.as_str().unwrap_or_default().to_owned())
-}
-
-/// Saves endpoint settings; the key and the extra headers only when `remember_secrets`.
-pub fn save_endpoint(e: &EndpointConfig) {
+/// Keeps `text` under `key` in localStorage, or removes the entry when `None` (best effort).
+pub fn write_text(key: &str, text: Option<&str>) {
     if let Some(s) = local_storage() {
-        let _ = s.set_item(ENDPOINT, &serde_json::to_string(e).unwrap_or_default());
-        for (entry, secret) in [(KEY, &e.api_key), (HEADERS, &e.extra_headers)] {
-            if e.remember_secrets && !secret.is_empty() {
-                let _ = s.set_item(entry, secret);
-            } else {
-                let _ = s.remove_item(entry);
-            }
-        }
+        let _ = match text {
+            Some(t) => s.set_item(key, t),
+            None => s.remove_item(key),
+        };
     }
 }
 
@@ -996,13 +749,13 @@ pub fn save_slo(set: &ttft_core::slo::SloSet) {
 }
 
 /// A setting kept as JSON under `key` in localStorage; `None` when absent or unreadable.
-fn load_setting<T: serde::de::DeserializeOwned>(key: &str) -> Option<T> {
+pub fn load_setting<T: serde::de::DeserializeOwned>(key: &str) -> Option<T> {
     serde_json::from_str(&local_storage()?.get_item(key).ok()??).ok()
 }
 
 /// Keeps a setting as JSON under `key` in localStorage (best effort: a full or refused storage
 /// keeps nothing, and the defaults apply next time).
-fn save_setting<T: serde::Serialize>(key: &str, value: &T) {
+pub fn save_setting<T: serde::Serialize>(key: &str, value: &T) {
     if let (Some(s), Ok(json)) = (local_storage(), serde_json::to_string(value)) {
         let _ = s.set_item(key, &json);
     }

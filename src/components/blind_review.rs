@@ -2,7 +2,7 @@
 //! their true timing in panes labelled only "Left" and "Right" (which run plays where is
 //! random, [`ttft_core::review::pair_for_review`]). The reviewer says which felt faster and
 //! only then learns which run was which; the vote is kept with both runs
-//! ([`crate::actions::record_blind_vote`]) and the comparison sets the votes beside the
+//! ([`crate::actions::votes::record_blind_vote`]) and the comparison sets the votes beside the
 //! reading QoE.
 
 use std::sync::Arc;
@@ -53,6 +53,40 @@ fn Pane(
                 }}
             </div>
         </div>
+    }
+}
+
+/// The two unnamed streams side by side, playing at `clock`; a line when one run has none.
+#[component]
+fn Lanes(
+    /// The streams to play.
+    pair: Memo<Option<ReviewPair>>,
+    /// Time since the play started (ms).
+    clock: ReadSignal<f64>,
+) -> impl IntoView {
+    move || {
+        match pair.get() {
+        None => view! {
+            <p class="muted" data-testid="blind-nothing">
+                "One of the runs has no recorded stream to play (a share link keeps only a few)."
+            </p>
+        }
+        .into_any(),
+        Some(p) => view! {
+            <p class="muted">
+                {if p.same_index {
+                    "Both requests were sent at the same moment, with the same place in their runs. Watch for the first word and the pace."
+                } else {
+                    "Both requests were sent at the same moment. Watch for the first word and the pace."
+                }}
+            </p>
+            <div class="lanes">
+                <Pane side="Left" pieces=p.left.replay clock=clock />
+                <Pane side="Right" pieces=p.right.replay clock=clock />
+            </div>
+        }
+        .into_any(),
+    }
     }
 }
 
@@ -131,7 +165,7 @@ pub fn BlindReview(
         let Some(p) = pair.get_untracked() else {
             return;
         };
-        crate::actions::record_blind_vote(studio, a, b, &p, choice);
+        crate::actions::votes::record_blind_vote(studio, a, b, &p, choice);
         voted.set(Some(choice));
     };
     let title = move |run: Run| {
@@ -162,30 +196,6 @@ pub fn BlindReview(
             </p>
         })
     };
-    let panes = move || {
-        match pair.get() {
-        None => view! {
-            <p class="muted" data-testid="blind-nothing">
-                "One of the runs has no recorded stream to play (a share link keeps only a few)."
-            </p>
-        }
-        .into_any(),
-        Some(p) => view! {
-            <p class="muted">
-                {if p.same_index {
-                    "Both requests were sent at the same moment, with the same place in their runs. Watch for the first word and the pace."
-                } else {
-                    "Both requests were sent at the same moment. Watch for the first word and the pace."
-                }}
-            </p>
-            <div class="lanes">
-                <Pane side="Left" pieces=p.left.replay clock=clock />
-                <Pane side="Right" pieces=p.right.replay clock=clock />
-            </div>
-        }
-        .into_any(),
-    }
-    };
     view! {
         <article class="report blind-review" data-testid="blind-review-panel">
             <h2>"Blind review"</h2>
@@ -194,7 +204,7 @@ pub fn BlindReview(
                 <button data-testid="blind-play" on:click=move |_| play()>"Play again"</button>
                 <span class="muted" data-testid="blind-clock">{move || ms(Some(clock.get()))}</span>
             </div>
-            {panes}
+            <Lanes pair=pair clock=clock />
             <div class="replay-controls" role="group" aria-label="Your vote">
                 <button data-testid="vote-left" disabled=move || voted.get().is_some() on:click=move |_| cast(Choice::Left)>"Left felt faster"</button>
                 <button data-testid="vote-right" disabled=move || voted.get().is_some() on:click=move |_| cast(Choice::Right)>"Right felt faster"</button>

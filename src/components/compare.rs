@@ -1,6 +1,8 @@
 //! Compare 2–4 runs side by side: the core's comparison (best per metric, by how much, and the
 //! article's lesson: total latency against TTFT and ITL) and the overlaid charts.
 
+use std::sync::Arc;
+
 use leptos::prelude::*;
 use ttft_core::client_health::compare_flag;
 use ttft_core::compare::{Better, Unit, compare, vantage_note, vote_summary};
@@ -10,8 +12,19 @@ use crate::browser::clock::now_ms;
 use crate::components::blind_review::BlindReview;
 use crate::components::charts::ChartGrid;
 use crate::format::{ms, pct, per_s, score};
-use crate::state::{RunId, use_studio};
+use crate::state::{RunId, StudioStateStoreFields, use_studio};
 use ttft_core::run_stats::RunStats;
+
+/// The reports compared, shared (never copied): another set only when one of them is another
+/// report, so a change beside them (a notice, a save) draws nothing again.
+#[derive(Clone)]
+struct Picked(Vec<Arc<Report>>);
+
+impl PartialEq for Picked {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
 
 fn value(unit: Unit, v: Option<f64>) -> String {
     match unit {
@@ -25,15 +38,16 @@ fn value(unit: Unit, v: Option<f64>) -> String {
 lazy_part! {
     /// The comparison of `picked` (two or more runs): the core's table, the votes, one replay per
     /// run and the overlaid charts. Lazy: its code loads when runs are first compared.
-    async fn comparison_of(picked: Vec<Report>, reviewing: RwSignal<bool>) -> AnyView {
+    async fn comparison_of(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyView {
         comparison_view(picked, reviewing)
     }
 }
 
-/// [`comparison_of`], its code loaded.
-fn comparison_view(picked: Vec<Report>, reviewing: RwSignal<bool>) -> AnyView {
+/// [`comparison_of`]'s view (apart, so that rustfmt formats it).
+fn comparison_view(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyView {
     let started = now_ms();
-    let aggs: Vec<Aggregates> = picked.iter().map(Report::aggregates).collect();
+    let picked: Vec<&Report> = picked.iter().map(Arc::as_ref).collect();
+    let aggs: Vec<Aggregates> = picked.iter().map(|r| r.aggregates()).collect();
     let titles: Vec<&str> = picked.iter().map(|r| r.title.as_str()).collect();
     let cmp = compare(&titles, &aggs);
     let vantages: Vec<(&str, Option<&str>)> = picked
@@ -49,7 +63,7 @@ fn comparison_view(picked: Vec<Report>, reviewing: RwSignal<bool>) -> AnyView {
             Some(format!("{}: {flag}", r.title))
         })
         .collect();
-    let votes = vote_summary(&picked.iter().collect::<Vec<_>>(), &cmp);
+    let votes = vote_summary(&picked, &cmp);
     let vote_row = votes.as_ref().map(|v| {
         let (winner, total) = (v.winner, v.total);
         let cells = v
@@ -137,10 +151,25 @@ pub fn CompareView() -> impl IntoView {
     // The two runs a blind review plays, when exactly two are compared: a memo, so that a vote
     // (which changes their reports) does not restart the review.
     let two = Memo::new(move |_| {
-        studio.state.with(|s| match s.compared().as_slice() {
-            [x, y] => Some((x.id, y.id)),
-            _ => None,
-        })
+        studio.state.compare().track();
+        studio.state.runs().track();
+        studio
+            .state
+            .with_untracked(|s| match s.compared().as_slice() {
+                [x, y] => Some((x.id, y.id)),
+                _ => None,
+            })
+    });
+    // Read by id: runs added or removed meanwhile never change what is compared.
+    let picked = Memo::new(move |_| {
+        studio.state.compare().track();
+        studio.state.runs().track();
+        Picked(studio.state.with_untracked(|s| {
+            s.compared()
+                .into_iter()
+                .map(|r| Arc::clone(&r.report))
+                .collect()
+        }))
     });
     let review = move || {
         let (a, b) = two.get().filter(|_| reviewing.get())?;
@@ -163,13 +192,7 @@ pub fn CompareView() -> impl IntoView {
         if reviewing.get() && two.get().is_some() {
             return None;
         }
-        // Read by id: runs added or removed meanwhile never change what is compared.
-        let picked: Vec<Report> = studio.state.with(|s| {
-            s.compared()
-                .into_iter()
-                .map(|r| Report::clone(&r.report))
-                .collect()
-        });
+        let Picked(picked) = picked.get();
         if picked.len() < 2 {
             return None;
         }

@@ -4,8 +4,7 @@ use leptos::prelude::*;
 use ttft_core::dialect::Dialect;
 
 use crate::actions;
-use crate::components::field;
-use crate::state::{EndpointConfig, use_studio};
+use crate::state::{EndpointConfig, EndpointConfigStoreFields, use_studio};
 
 const FLAVOURS: &[&str] = &[
     "vllm", "sglang", "trtllm", "llamacpp", "ollama", "tgi", "openai",
@@ -21,8 +20,8 @@ fn dialect_id(d: Option<Dialect>) -> &'static str {
 pub fn EndpointPanel() -> impl IntoView {
     let studio = use_studio();
     let ep = studio.endpoint;
-    let set = move |f: &dyn Fn(&mut EndpointConfig)| ep.update(|e| f(e));
-    let connect = Action::new_local(|e: &EndpointConfig| actions::test_connection(e.clone()));
+    let connect =
+        Action::new_local(|e: &EndpointConfig| actions::settings::test_connection(e.clone()));
     let test = move |_| {
         connect.dispatch_local(ep.get_untracked());
     };
@@ -44,50 +43,50 @@ pub fn EndpointPanel() -> impl IntoView {
             <legend>"Endpoint"</legend>
             <label>"Base URL"
                 <input data-testid="base-url" placeholder="empty = built-in reference endpoint"
-                    bind:value=field(ep, |e| e.base_url.clone(), |e, v| e.base_url = v) />
+                    bind:value=ep.base_url() />
             </label>
             <label>"API style"
-                <select data-testid="dialect" on:change=move |ev| set(&|e| e.dialect = Dialect::from_id(&event_target_value(&ev)))
-                    prop:value=move || dialect_id(ep.with(|e| e.dialect))>
+                <select data-testid="dialect" on:change=move |ev| ep.dialect().set(Dialect::from_id(&event_target_value(&ev)))
+                    prop:value=move || dialect_id(ep.dialect().get())>
                     <option value="auto">"OpenAI chat (auto-detect stream)"</option>
                     {Dialect::ALL.into_iter().map(|d| view! { <option value=dialect_id(Some(d))>{d.label()}</option> }).collect_view()}
                 </select>
             </label>
             <label>"Model"
-                <input data-testid="model" list="model-list" bind:value=field(ep, |e| e.model.clone(), |e, v| e.model = v) />
+                <input data-testid="model" list="model-list" bind:value=ep.model() />
                 <datalist id="model-list">
                     {move || models.get().into_iter().map(|m| { let label = m.clone(); view! { <option value=m>{label}</option> } }).collect_view()}
                 </datalist>
             </label>
             <Show when=move || ep.with(|e| e.is_reference())>
                 <label>"Server framing (reference endpoint)"
-                    <select data-testid="flavour" prop:value=move || ep.with(|e| e.flavour.clone())
-                        on:change=move |ev| set(&|e| e.flavour = event_target_value(&ev))>
+                    <select data-testid="flavour" prop:value=move || ep.flavour().get()
+                        on:change=move |ev| ep.flavour().set(event_target_value(&ev))>
                         {FLAVOURS.iter().map(|f| view! { <option value=*f>{*f}</option> }).collect_view()}
                     </select>
                 </label>
             </Show>
             <label>"API key (kept in memory only)"
-                <input type="password" data-testid="api-key" autocomplete="off" bind:value=field(ep, |e| e.api_key.clone(), |e, v| e.api_key = v) />
+                <input type="password" data-testid="api-key" autocomplete="off" bind:value=ep.api_key() />
             </label>
             <label class="inline">
-                <input type="checkbox" data-testid="remember-secrets" bind:checked=field(ep, |e| e.remember_secrets, |e, v| e.remember_secrets = v) />
+                <input type="checkbox" data-testid="remember-secrets" bind:checked=ep.remember_secrets() />
                 "remember the key and extra headers on this device"
             </label>
             <label>"Extra headers (Name: value per line, kept in memory only)"
-                <textarea rows="2" data-testid="extra-headers" bind:value=field(ep, |e| e.extra_headers.clone(), |e, v| e.extra_headers = v)></textarea>
+                <textarea rows="2" data-testid="extra-headers" bind:value=ep.extra_headers()></textarea>
             </label>
             <label>"Shard base URLs (optional, one per line)"
-                <textarea rows="2" data-testid="shards" bind:value=field(ep, |e| e.shards.clone(), |e, v| e.shards = v)></textarea>
+                <textarea rows="2" data-testid="shards" bind:value=ep.shards()></textarea>
             </label>
             <label>
-                <input type="checkbox" data-testid="scrape-metrics" bind:checked=field(ep, |e| e.scrape_metrics, |e, v| e.scrape_metrics = v) />
+                <input type="checkbox" data-testid="scrape-metrics" bind:checked=ep.scrape_metrics() />
                 "read the server's metrics during runs (queue, KV cache, its own TTFT/ITL)"
             </label>
-            <Show when=move || ep.with(|e| e.scrape_metrics)>
+            <Show when=move || ep.scrape_metrics().get()>
                 <label>"Metrics URL"
                     <input data-testid="metrics-url" placeholder=move || ep.with(|e| ttft_core::server_metrics::metrics_url(&e.effective_base()))
-                        bind:value=field(ep, |e| e.metrics_url.clone(), |e, v| e.metrics_url = v) />
+                        bind:value=ep.metrics_url() />
                 </label>
             </Show>
             <button data-testid="test-connection" on:click=move |_| test(())>"Test connection"</button>

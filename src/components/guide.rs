@@ -17,7 +17,7 @@ pub fn FirstRun() -> impl IntoView {
     view! {
         <div class="first-run" data-testid="empty-report">
             <p>"Total latency lies: a model that starts answering in 0.8 s and then writes 65 ms a token feels faster than one that starts at 3.5 s and writes 40 ms a token, though it finishes later."</p>
-            <button class="primary" data-testid="tour-start" disabled=move || actions::is_busy(studio)
+            <button class="primary" data-testid="tour-start" disabled=move || actions::studio::is_busy(studio)
                 on:click=move |_| actions::tour::start_article_comparison(studio)>
                 "See it: run the article's comparison"
             </button>
@@ -37,7 +37,7 @@ pub fn Guide() -> impl IntoView {
             view! {
                 <div class="guide" data-testid="guide">
                     <p>{g}</p>
-                    <button data-testid="guide-dismiss" on:click=move |_| studio.state.guide().set(None)>"Got it"</button>
+                    <button data-testid="guide-dismiss" on:click=move |_| actions::studio::dismiss_guide(studio)>"Got it"</button>
                 </div>
             }
         })
@@ -54,7 +54,7 @@ pub fn ReaderBar() -> impl IntoView {
             view! {
                 <div class="reader-bar" data-testid="reader-bar">
                     <span>"A shared report: every figure below was measured by whoever shared it, and travels in the link."</span>
-                    <button data-testid="leave-reader-view" on:click=move |_| studio.state.reader_view().set(false)>
+                    <button data-testid="leave-reader-view" on:click=move |_| actions::studio::leave_reader_view(studio)>
                         "Measure your own"
                     </button>
                 </div>

@@ -1,6 +1,6 @@
 //! UI components. They read the studio's store and format what the core computed; they
-//! compute no metrics and change state only through [`crate::actions`] (settings forms bind
-//! their fields directly).
+//! compute no metrics and change the studio's state only through [`crate::actions`] (the
+//! settings forms bind the endpoint and scenario stores' fields, `bind:value=ep.model()`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -28,7 +28,7 @@ pub mod status_bar;
 
 /// A part of the page whose code loads when it is first shown: in the release build (feature
 /// `split`) the functions that build it are lazy parts ([`crate::lazy`]), a wasm module of
-/// their own that is fetched then (or sooner, see [`crate::lazy::load_run_parts`]), so the
+/// their own that is fetched then (or sooner, see [`crate::actions::run::load_run_parts`]), so the
 /// first load does not carry them. Until it has loaded, one muted line says what is coming.
 #[component]
 pub fn Lazily<F>(
@@ -114,20 +114,4 @@ impl<T: Clone + Send + Sync + 'static> OnDemand<T> {
             self.loaded.set(None);
         }
     }
-}
-
-/// A two-way binding of one field of a settings signal, for `bind:value` / `bind:checked`.
-pub fn field<C, T>(
-    settings: RwSignal<C>,
-    get: fn(&C) -> T,
-    put: fn(&mut C, T),
-) -> (Signal<T>, SignalSetter<T>)
-where
-    C: Send + Sync + 'static,
-    T: Clone + Send + Sync + 'static,
-{
-    (
-        Signal::derive(move || settings.with(get)),
-        SignalSetter::map(move |v| settings.update(|c| put(c, v))),
-    )
 }

@@ -13,7 +13,7 @@ use crate::state::use_studio;
 pub fn UpdateBanner() -> impl IntoView {
     let offline = expect_context::<UseOfflineCopy>();
     let studio = use_studio();
-    let running = move || crate::actions::is_running(studio);
+    let running = move || crate::actions::studio::is_running(studio);
     move || {
         (offline.status.get() == OfflineCopy::UpdateWaiting).then(|| {
             view! {

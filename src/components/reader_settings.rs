@@ -1,6 +1,6 @@
 //! The reader and the fluidity deadlines a run's experience figures assume, where the figures
 //! are: a preset (a reader, a listener, Etalon's deadlines) or typed values. Applying re-scores
-//! the shown run through [`crate::actions::set_experience`] (the core computes every figure)
+//! the shown run through [`crate::actions::settings::set_experience`] (the core computes every figure)
 //! and keeps the settings for new runs; values the core refuses show its reason and change
 //! nothing.
 
@@ -177,7 +177,7 @@ pub fn ReaderSettings(
             &first_token.get_untracked(),
             &gap.get_untracked(),
         )
-        .and_then(|cfg| Ok(actions::set_experience(studio, cfg)?));
+        .and_then(|cfg| Ok(actions::settings::set_experience(studio, cfg)?));
         error.set(applied.err());
     });
     let pick = move |id: String| {

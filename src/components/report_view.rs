@@ -9,29 +9,31 @@ use ttft_core::report::{Aggregates, Report};
 use ttft_core::server_metrics::ServerSeries;
 use ttft_core::stats::Summary;
 
-use crate::browser::download;
+use crate::actions::export;
+use crate::actions::links::{SharedLink, share_link};
 use crate::format::{ms, pct, per_s, score};
-use crate::state::{Shown, StudioStateStoreFields, use_studio};
+use crate::lazy::PartError;
+use crate::state::{Shown, ShownReport, StudioStateStoreFields, use_studio};
 use ttft_core::run_stats::RunStats;
 
-/// The report shown (a saved run, or the live one), and whether it is complete. A saved run's
-/// report is shared, not copied, and counts as changed only when it is another one: state that
-/// changes beside it (storage, notices) never re-renders the report or compares its megabytes.
-fn shown_report() -> Memo<Option<(Arc<Report>, bool)>> {
+/// The report shown (a saved run, or the live one). A saved run's report is shared, not
+/// copied, and counts as changed only when it is another one; the live run's counts as changed
+/// at each batch, by its revision, and is not held here (so a batch appends in place). State
+/// that changes beside them (storage, notices) never re-renders the report or compares its
+/// megabytes.
+fn shown_report() -> Memo<Option<ShownReport>> {
     let state = use_studio().state;
-    Memo::new_with_compare(
-        move |_| {
-            let complete = matches!(state.shown().get(), Shown::Run(_));
-            state.with(|s| s.shown_report().map(|r| (r, complete)))
-        },
-        |old, new| match (old, new) {
-            (Some(Some((a, ca))), Some(Some((b, cb)))) => {
-                ca != cb || !(Arc::ptr_eq(a, b) || (!cb && a == b))
-            }
-            (Some(None), Some(None)) => false,
-            _ => true,
-        },
-    )
+    Memo::new(move |_| match state.shown().get() {
+        Shown::Nothing => None,
+        Shown::Live => state
+            .live()
+            .with(|l| l.as_ref().map(|l| ShownReport::Live(l.revision))),
+        Shown::Run(id) => state.runs().with(|runs| {
+            runs.iter()
+                .find(|r| r.id == id)
+                .map(|r| ShownReport::Run(Arc::clone(&r.report)))
+        }),
+    })
 }
 
 /// One headline figure.
@@ -225,88 +227,43 @@ fn ShareBox(
     /// The report.
     report: Arc<Report>,
 ) -> impl IntoView {
+    let studio = use_studio();
     // Made on demand: a large run's link takes a moment to encode.
-    let made = RwSignal::new(None::<(String, String, String)>);
+    let made = RwSignal::new(None::<SharedLink>);
     let make = {
-        let report = report.clone();
-        move |_| {
-            let shared = ttft_share::encode(&report, &ttft_share::ShareOptions::default());
-            let link = format!("{}/#share={}", crate::browser::page_origin(), shared.text);
-            let partial = shared.requests_kept < report.requests.len()
-                || shared.gaps_kept_for < shared.requests_kept;
-            let kept = format!(
-                "{} characters; times to {} ms (each time within {} ms of this run's, each gap within {}), replay of {} request(s){}",
-                shared.text.len(),
-                shared.precision_ms,
-                shared.precision_ms / 2.0,
-                shared.precision_ms,
-                shared.replays,
-                if partial {
-                    "; too large to link whole: the headline stays exact, the detail is sampled"
-                } else {
-                    ""
-                }
-            );
-            made.set(Some((link, kept, shared.left_out.join("; "))));
-        }
+        let report = Arc::clone(&report);
+        move |_| made.set(Some(share_link(&report)))
     };
-    let name = report.title.replace([' ', ':', '·'], "_");
-    let export_json = {
-        let (report, name) = (report.clone(), name.clone());
-        move |_| {
-            download(
-                &format!("{name}.json"),
-                "application/json",
-                &report.to_json_pretty(),
-            )
-        }
-    };
-    let export_csv = {
-        let (report, name) = (report.clone(), name.clone());
-        move |_| download(&format!("{name}.csv"), "text/csv", &report.to_csv())
+    let on = |export: fn(&Report), report: &Arc<Report>| {
+        let report = Arc::clone(report);
+        move |_| export(&report)
     };
     // llm-d Benchmark Reports v0.2, one file per load point, built on click.
     let export_llmd = {
-        let report = report.clone();
-        let studio = use_studio();
-        move |_| crate::actions::export_llmd(studio, &report)
+        let report = Arc::clone(&report);
+        move |_| export::export_llmd(studio, &report)
     };
-    // The raw bytes and times of every request that kept them (runs measured in this studio,
-    // or read from timeline files), in the format Locust's workers write; a merged request is
-    // written with its own vantage, the browser's below is for the requests measured here.
     let timeline_lines = report.requests.iter().filter(|q| q.raw.is_some()).count();
-    let export_timeline = {
-        let report = report.clone();
-        move |_| {
-            let vantage = ttft_core::timeline_file::Vantage::browser(
-                report.clock_resolution_ms,
-                Some("ttft-studio".into()),
-            );
-            download(
-                &format!("{name}.jsonl"),
-                "application/x-ndjson",
-                &ttft_core::timeline_file::export(&report, &vantage),
-            )
-        }
-    };
     view! {
         <section class="share">
             <button data-testid="make-share-link" on:click=make>"Make a share link"</button>
-            {move || made.get().map(|(link, kept, left_out)| view! {
+            {move || made.get().map(|SharedLink { link, kept, left_out }| view! {
                 <label>{format!("Share link (no server storage): {kept}")}
                     <input readonly data-testid="share-link" prop:value=link />
                 </label>
                 <p class="muted" data-testid="share-left-out">{format!("Left out of the link: {left_out}. For every detail, send the exported JSON (Import in the runs list opens it).")}</p>
             })}
-            <button class="link" data-testid="export-json" on:click=export_json>"Export JSON"</button>
+            <button class="link" data-testid="export-json" on:click=on(export::export_json, &report)>"Export JSON"</button>
             " · "
-            <button class="link" data-testid="export-csv" on:click=export_csv>"Export CSV"</button>
+            <button class="link" data-testid="export-csv" on:click=on(export::export_csv, &report)>"Export CSV"</button>
             " · "
             <button class="link" data-testid="export-llmd" on:click=export_llmd
                 title="llm-d Benchmark Report v0.2: one file per load point (benchmark_report_v0.2,_….yaml, JSON inside), as llm-d-benchmark's analysis reads them; no API key or header">"llm-d report (v0.2)"</button>
+            // The raw bytes and times of every request that kept them (runs measured here, or
+            // read from timeline files), in the format Locust's workers write.
             {(timeline_lines > 0).then(|| view! {
                 " · "
-                <button class="link" data-testid="export-timeline" on:click=export_timeline
+                <button class="link" data-testid="export-timeline" on:click=on(export::export_timeline, &report)
                     title="Every request's raw bytes and times (ttft-timeline/1 JSON Lines): Import brings it back, merged with other clients' files">"Export timeline"</button>
             })}
         </section>
@@ -333,6 +290,7 @@ fn fill_after_paint<T: Send + Sync + 'static>(
 }
 
 lazy_part! {
+    preload = preload_complete_parts;
     /// What a complete run adds to its report: the diagnosis, the server's view, the charts, the
     /// roofline, the replay, sharing, the SLO and the request table. Lazy: its code (chart options,
     /// the share codec, diagnosis, the server's series) loads with the first complete run shown.
@@ -341,7 +299,7 @@ lazy_part! {
     }
 }
 
-/// [`complete_parts`], its code loaded.
+/// [`complete_parts`]' views (apart, so that rustfmt formats them).
 fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView {
     // The run held to its SLO, scored as late as the experience (the same streams): with a
     // reading-QoE objective it scores every stream again, which would hold up the drawing of
@@ -399,6 +357,7 @@ fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView
 pub type ReportBody = fn(Arc<Report>, bool) -> AnyView;
 
 lazy_part! {
+    preload = preload_report_body;
     /// [`report_body`], once its code has loaded. Lazy: the report's views (headline, groups,
     /// experience figures, findings) load with the first run shown, live or saved.
     pub(crate) async fn load_report_body() -> ReportBody {
@@ -480,15 +439,33 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
 }.into_any()
 }
 
+/// Loads the code of a run's report views (see `actions::run::load_run_parts`): its body, then
+/// what a complete run adds.
+pub fn load_view_parts() -> std::pin::Pin<Box<dyn Future<Output = Result<(), PartError>>>> {
+    Box::pin(async {
+        preload_report_body().await?;
+        preload_complete_parts().await?;
+        Ok(())
+    })
+}
+
 /// The report of the selected (or live) run; the first-run guide when there is none.
 #[component]
 pub fn ReportView() -> impl IntoView {
+    let state = use_studio().state;
     let report = shown_report();
     let body = crate::components::OnDemand::new(load_report_body);
     // The report's code is asked for only once there is a report to show.
     move || match report.get().map(|shown| (shown, body.get())) {
         None => view! { <crate::components::guide::FirstRun /> }.into_any(),
-        Some(((r, complete), Some(Ok(build)))) => build(r, complete),
+        Some((ShownReport::Run(r), Some(Ok(build)))) => build(r, true),
+        // Read now, not held: the next batch appends to it in place.
+        Some((ShownReport::Live(_), Some(Ok(build)))) => {
+            match state.with_untracked(|s| s.live_report()) {
+                Some(r) => build(r, false),
+                None => ().into_any(),
+            }
+        }
         Some((_, Some(Err(e)))) => view! {
             <p class="error" data-testid="part-error">{e.to_string()}" "
                 <button on:click=move |_| body.retry()>"Try again"</button>

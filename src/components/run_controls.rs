@@ -9,8 +9,8 @@ use crate::state::{Calibration, StudioStateStoreFields, use_studio};
 #[component]
 pub fn RunControls() -> impl IntoView {
     let studio = use_studio();
-    let running = move || actions::is_running(studio);
-    let busy = move || actions::is_busy(studio);
+    let running = move || actions::studio::is_running(studio);
+    let busy = move || actions::studio::is_busy(studio);
     let progress = move || {
         studio
             .state
@@ -19,8 +19,8 @@ pub fn RunControls() -> impl IntoView {
     };
     view! {
         <div class="run-controls">
-            <button class="primary" data-testid="start-run" disabled=busy on:click=move |_| actions::start_run(studio)>"Run"</button>
-            <button data-testid="cancel-run" disabled=move || !running() on:click=move |_| actions::cancel_run(studio)>"Cancel"</button>
+            <button class="primary" data-testid="start-run" disabled=busy on:click=move |_| actions::run::start_run(studio)>"Run"</button>
+            <button data-testid="cancel-run" disabled=move || !running() on:click=move |_| actions::run::cancel_run(studio)>"Cancel"</button>
             <button data-testid="calibrate" disabled=busy on:click=move |_| actions::calibrate::calibrate_browser(studio)
                 title="Runs a short scenario at the concurrency you plan against the built-in reference endpoint and compares this browser's timestamps with the server's ground truth">
                 "Calibrate this browser"

@@ -5,8 +5,13 @@
 use leptos::prelude::*;
 use reactive_stores::Field;
 
-use crate::actions;
-use crate::browser::storage::{bytes_text, quota_advice};
+use ttft_core::quota::{bytes_text, quota_advice};
+
+use crate::actions::import::import_files;
+use crate::actions::storage::{
+    delete_damaged, delete_run, keep_unsaved, make_room_and_retry, rename_run, save_run,
+};
+use crate::actions::studio::{set_compared, show_run};
 use crate::state::{RunId, SaveState, SavedRun, Shown, StudioStateStoreFields, use_studio};
 
 /// `data-saved` of a run: `saved`, `saving` (also while storage opens), `failed` or `unsaved`.
@@ -35,9 +40,8 @@ fn RunItem(
             .with(|m| m.get(&id).cloned().unwrap_or_default())
     };
     let rename = move |_| {
-        let Some(w) = web_sys::window() else { return };
-        if let Ok(Some(t)) = w.prompt_with_message_and_default("Rename run", &title()) {
-            actions::rename_run(studio, id, t);
+        if let Some(t) = crate::browser::prompt("Rename run", &title()) {
+            rename_run(studio, id, t);
         }
     };
     let status = move || {
@@ -54,12 +58,12 @@ fn RunItem(
             }
             SaveState::Failed(reason) => view! {
                 <span class="not-saved" data-testid="not-saved" title=reason>"not saved"</span>
-                <button class="link" data-testid="save-run" on:click=move |_| actions::save_run(studio, id)>"save"</button>
+                <button class="link" data-testid="save-run" on:click=move |_| save_run(studio, id)>"save"</button>
             }
             .into_any(),
             SaveState::Unsaved => view! {
                 <span class="not-saved" data-testid="not-saved" title="opened from a link: not in this browser's storage">"not saved"</span>
-                <button class="link" data-testid="save-run" on:click=move |_| actions::save_run(studio, id)>"save"</button>
+                <button class="link" data-testid="save-run" on:click=move |_| save_run(studio, id)>"save"</button>
             }
             .into_any(),
         }
@@ -73,11 +77,11 @@ fn RunItem(
             data-load-ms=move || stored().load_ms.map(|t| format!("{t:.1}"))>
             <input type="checkbox" title="compare" data-testid="compare-run"
                 prop:checked=move || studio.state.compare().with(|c| c.contains(&id))
-                on:change=move |ev| actions::set_compared(studio, id, event_target_checked(&ev)) />
-            <button class="link" data-testid="open-run" title=title on:click=move |_| actions::show_run(studio, id)>{title}</button>
+                on:change=move |ev| set_compared(studio, id, event_target_checked(&ev)) />
+            <button class="link" data-testid="open-run" title=title on:click=move |_| show_run(studio, id)>{title}</button>
             {status}
             <button class="link" title="rename" on:click=rename>"✎"</button>
-            <button class="link" title="delete" data-testid="delete-run" on:click=move |_| actions::delete_run(studio, id)>"✕"</button>
+            <button class="link" title="delete" data-testid="delete-run" on:click=move |_| delete_run(studio, id)>"✕"</button>
         </li>
     }
 }
@@ -173,12 +177,12 @@ fn QuotaPanel() -> impl IntoView {
                 </ul>
                 <p class="muted" data-testid="quota-advice">{advice}</p>
                 <button data-testid="quota-retry" on:click=move |_| {
-                    actions::make_room_and_retry(studio, picked.get_untracked());
+                    make_room_and_retry(studio, picked.get_untracked());
                     picked.set(Vec::new());
                 }>
                     {move || if picked.with(Vec::is_empty) { "Retry saving" } else { "Delete ticked runs and retry" }}
                 </button>
-                <button class="link" data-testid="quota-keep" on:click=move |_| actions::keep_unsaved(studio)>"Keep it unsaved"</button>
+                <button class="link" data-testid="quota-keep" on:click=move |_| keep_unsaved(studio)>"Keep it unsaved"</button>
             </section>
         })
     }
@@ -204,7 +208,7 @@ pub fn RunsList() -> impl IntoView {
     let import_chosen = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
         if let Some(files) = input.files() {
-            actions::import_files(studio, files)
+            import_files(studio, crate::browser::files::chosen(&files));
         }
         input.set_value("");
     };
@@ -246,7 +250,7 @@ pub fn RunsList() -> impl IntoView {
                             <li data-testid="damaged-run">
                                 <span class="not-saved">{format!("could not read run {id} {title}")}</span>
                                 <span class="muted">{why}</span>
-                                <button class="link" title="delete" on:click=move |_| actions::delete_damaged(studio, id)>"✕"</button>
+                                <button class="link" title="delete" on:click=move |_| delete_damaged(studio, id)>"✕"</button>
                             </li>
                         }).collect_view()}
                     </ul>

@@ -4,8 +4,7 @@ use leptos::prelude::*;
 
 use ttft_core::scenario::{PROMPTS, ScenarioConfig, ScenarioKind};
 
-use crate::components::field;
-use crate::state::use_studio;
+use crate::state::{ScenarioConfigStoreFields, use_studio};
 
 /// A labelled number input bound to one field of the scenario.
 #[component]
@@ -33,25 +32,25 @@ fn NumberField(
 pub fn ScenarioPanel() -> impl IntoView {
     let studio = use_studio();
     let sc = studio.scenario;
-    let kind = move || sc.with(|c| c.kind);
+    let kind = move || sc.kind().get();
     view! {
         <fieldset class="panel" data-testid="scenario-panel">
             <legend>"Scenario"</legend>
             <label>"Kind"
                 <select data-testid="scenario-kind" prop:value=move || kind().id()
-                    on:change=move |ev| { if let Some(k) = ScenarioKind::from_id(&event_target_value(&ev)) { sc.update(|c| c.kind = k) } }>
+                    on:change=move |ev| { if let Some(k) = ScenarioKind::from_id(&event_target_value(&ev)) { sc.kind().set(k) } }>
                     {ScenarioKind::ALL.iter().map(|(k, l)| view! { <option value=k.id()>{*l}</option> }).collect_view()}
                 </select>
             </label>
             <label>"Prompt"
-                <select data-testid="prompt-preset" prop:value=move || sc.with(|c| c.preset.map_or("custom".into(), |i| i.to_string()))
-                    on:change=move |ev| { let v = event_target_value(&ev); sc.update(|c| c.preset = v.parse().ok()) }>
+                <select data-testid="prompt-preset" prop:value=move || sc.preset().get().map_or("custom".into(), |i| i.to_string())
+                    on:change=move |ev| sc.preset().set(event_target_value(&ev).parse().ok())>
                     {PROMPTS.iter().enumerate().map(|(i, (l, _))| view! { <option value=i.to_string()>{*l}</option> }).collect_view()}
                     <option value="custom">"Custom…"</option>
                 </select>
             </label>
-            <Show when=move || sc.with(|c| c.preset.is_none())>
-                <textarea rows="3" data-testid="custom-prompt" bind:value=field(sc, |c| c.custom_prompt.clone(), |c, v| c.custom_prompt = v)></textarea>
+            <Show when=move || sc.preset().get().is_none()>
+                <textarea rows="3" data-testid="custom-prompt" bind:value=sc.custom_prompt()></textarea>
             </Show>
             <div class="grid">
                 <NumberField label="Max tokens" testid="max-tokens" get=|c| f64::from(c.max_tokens) put=|c, v| c.max_tokens = v.max(1.0) as u32 />
@@ -65,30 +64,30 @@ pub fn ScenarioPanel() -> impl IntoView {
             </div>
             <Show when=move || kind() == ScenarioKind::ConcurrencySweep>
                 <label>"Concurrency levels"
-                    <input data-testid="levels" bind:value=field(sc, |c| c.levels.clone(), |c, v| c.levels = v) />
+                    <input data-testid="levels" bind:value=sc.levels() />
                 </label>
             </Show>
             <Show when=move || kind() == ScenarioKind::PromptSweep>
                 <label>"Prompt lengths (tokens)"
-                    <input data-testid="prompt-levels" bind:value=field(sc, |c| c.prompt_levels.clone(), |c, v| c.prompt_levels = v) />
+                    <input data-testid="prompt-levels" bind:value=sc.prompt_levels() />
                 </label>
             </Show>
             <Show when=move || matches!(kind(), ScenarioKind::AgentJson | ScenarioKind::MultiTurn)>
                 <label>"Required keys"
-                    <input data-testid="required-keys" bind:value=field(sc, |c| c.required_keys.clone(), |c, v| c.required_keys = v) />
+                    <input data-testid="required-keys" bind:value=sc.required_keys() />
                 </label>
-                <label class="inline"><input type="checkbox" data-testid="use-tools" bind:checked=field(sc, |c| c.use_tools, |c, v| c.use_tools = v) />"as a tool call (function calling)"</label>
+                <label class="inline"><input type="checkbox" data-testid="use-tools" bind:checked=sc.use_tools() />"as a tool call (function calling)"</label>
             </Show>
             <Show when=move || kind().is_conversation()>
                 <NumberField label="Rounds" testid="rounds" get=|c| f64::from(c.rounds) put=|c, v| c.rounds = v.max(1.0) as u32 />
             </Show>
             <label>"Extra request fields (JSON object)"
-                <input data-testid="extra-body" placeholder="{\"cache_prompt\": false}" bind:value=field(sc, |c| c.extra_body.clone(), |c, v| c.extra_body = v) />
+                <input data-testid="extra-body" placeholder="{\"cache_prompt\": false}" bind:value=sc.extra_body() />
             </label>
-            <label class="inline"><input type="checkbox" bind:checked=field(sc, |c| c.continuous_usage, |c, v| c.continuous_usage = v) />"continuous usage stats (vLLM, SGLang)"</label>
-            <label class="inline"><input type="checkbox" data-testid="ignore-eos" bind:checked=field(sc, |c| c.ignore_eos, |c, v| c.ignore_eos = v) />"ignore EOS (fixed output length)"</label>
+            <label class="inline"><input type="checkbox" bind:checked=sc.continuous_usage() />"continuous usage stats (vLLM, SGLang)"</label>
+            <label class="inline"><input type="checkbox" data-testid="ignore-eos" bind:checked=sc.ignore_eos() />"ignore EOS (fixed output length)"</label>
             <button type="button" class="link" data-testid="export-locustfile" title="More load than one browser: this endpoint and scenario as a locustfile.py (no API key in it); import the workers' timeline files back here"
-                on:click=move |_| crate::actions::export_locustfile(studio)>"Export for Locust"</button>
+                on:click=move |_| crate::actions::export::export_locustfile(studio)>"Export for Locust"</button>
         </fieldset>
     }
 }

@@ -24,7 +24,7 @@ pub fn ServerView(
     report: Arc<Report>,
     /// Its aggregates.
     agg: Aggregates,
-    /// What its scrapes say (`ServerSeries::of_report`, read once for the whole report;
+    /// What its scrapes say (`RunStats::server_series`, read once for the whole report;
     /// `None`: fewer than two scrapes).
     series: Option<Arc<ServerSeries>>,
 ) -> impl IntoView {

@@ -63,7 +63,7 @@ pub fn SloPanel(
     let apply = move || match SloSet::parse(&text.get_untracked()) {
         Ok(set) => {
             error.set(None);
-            actions::set_slo(studio, set);
+            actions::settings::set_slo(studio, set);
         }
         Err(e) => error.set(Some(e.to_string())),
     };
@@ -71,7 +71,7 @@ pub fn SloPanel(
         if let Some(set) = SloSet::preset(&name) {
             text.set(set.to_string());
             error.set(None);
-            actions::set_slo(studio, set);
+            actions::settings::set_slo(studio, set);
         }
     };
     let current = report.slo.name.clone();

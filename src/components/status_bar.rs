@@ -2,13 +2,15 @@
 
 use leptos::prelude::*;
 
+use crate::actions::studio::dismiss_notice;
 use crate::components::offline::OfflineCopyStatus;
 use crate::state::{StudioStateStoreFields, use_studio};
 
 /// Clock resolution (every number depends on it) and the latest notice.
 #[component]
 pub fn StatusBar() -> impl IntoView {
-    let state = use_studio().state;
+    let studio = use_studio();
+    let state = studio.state;
     let clock = move || match state.clock().get() {
         None => "clock: measuring…".to_owned(),
         Some(c) => format!(
@@ -27,7 +29,7 @@ pub fn StatusBar() -> impl IntoView {
             <OfflineCopyStatus />
             {move || state.notice().get().map(|n| view! {
                 <span class="notice" data-testid="notice">{n}
-                    <button class="link" on:click=move |_| state.notice().set(None)>"dismiss"</button>
+                    <button class="link" on:click=move |_| dismiss_notice(studio)>"dismiss"</button>
                 </span>
             })}
         </div>

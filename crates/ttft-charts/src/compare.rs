@@ -16,7 +16,7 @@ const PROGRESS_POINTS: usize = 80;
 /// headline latencies side by side, and latency per level when every run is a sweep.
 pub fn compare_charts(
     titles: &[&str],
-    reports: &[Report],
+    reports: &[&Report],
     aggs: &[Aggregates],
     cmp: &Comparison,
 ) -> Vec<ChartSpec> {
@@ -104,7 +104,7 @@ fn overlay_cdf(
     id: &'static str,
     name: &str,
     titles: &[&str],
-    reports: &[Report],
+    reports: &[&Report],
     values: &dyn Fn(&Report) -> Vec<f64>,
 ) -> Option<ChartSpec> {
     let mut chart = base(Trigger::Axis)

@@ -534,7 +534,7 @@ fn compare_overlays_runs_and_marks_where_the_slow_starter_catches_up() {
     );
     let aggs = [a.aggregates(), b.aggregates()];
     let cmp = compare(&["A", "B"], &aggs);
-    let charts = compare_charts(&["A", "B"], &[a, b], &aggs, &cmp);
+    let charts = compare_charts(&["A", "B"], &[&a, &b], &aggs, &cmp);
     let ids: Vec<&str> = charts.iter().map(|c| c.id).collect();
     assert_eq!(
         ids,
@@ -589,7 +589,7 @@ fn compare_options_snapshot() {
     let (a, b) = (steady(3, 800.0, 65.0), steady(3, 3500.0, 40.0));
     let aggs = [a.aggregates(), b.aggregates()];
     let cmp = compare(&["A", "B"], &aggs);
-    for c in compare_charts(&["A", "B"], &[a, b], &aggs, &cmp) {
+    for c in compare_charts(&["A", "B"], &[&a, &b], &aggs, &cmp) {
         insta::assert_json_snapshot!(format!("compare-{}", c.id), json(&c));
     }
 }

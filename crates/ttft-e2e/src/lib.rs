@@ -582,9 +582,12 @@ const done = arguments[arguments.length - 1];
     const db = await get(indexedDB.open(info.name));
     const names = [...db.objectStoreNames];
     if (names.length) {
+      // Every store read in the one transaction before anything else is awaited (a Blob's
+      // text resolves in a later task, by when the transaction has committed).
       const tx = db.transaction(names);
-      for (const name of names) {
-        for (const v of await get(tx.objectStore(name).getAll())) out.push(info.name + '/' + name + ': ' + await text(v));
+      const read = await Promise.all(names.map(name => get(tx.objectStore(name).getAll())));
+      for (const [i, name] of names.entries()) {
+        for (const v of read[i]) out.push(info.name + '/' + name + ': ' + await text(v));
       }
     }
     db.close();

@@ -100,8 +100,20 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "roofline",
         ],
     ),
-    // Files and formats: other tools' results, timeline files, llm-d, the locustfile.
-    ("io", &["import", "timeline_file", "llmd", "locust"]),
+    // Files and formats: other tools' results, timeline files, llm-d, the locustfile; names of
+    // runs and files; what storage can hold.
+    (
+        "io",
+        &[
+            "import",
+            "result_files",
+            "timeline_file",
+            "llmd",
+            "locust",
+            "naming",
+            "quota",
+        ],
+    ),
 ];
 
 /// The crate [`CORE_LAYERS`] is of: its root file, relative to the workspace root.

@@ -47,8 +47,9 @@ pub fn load_charts(
 }
 
 fn load(report: &Report, agg: &Aggregates, slo: SloState) -> Vec<ChartSpec> {
-    if ttft_core::scenario::is_conversation_id(&report.scenario)
-        || report.scenario == "prompt_sweep"
+    use ttft_core::scenario::{ScenarioKind, is_conversation_id};
+    if is_conversation_id(&report.scenario)
+        || ScenarioKind::from_id(&report.scenario) == Some(ScenarioKind::PromptSweep)
     {
         return Vec::new();
     }
