@@ -53,6 +53,7 @@ pub fn markdown(r: &Value) -> String {
     s.push_str(&bundle_markdown(r));
     s.push_str(&load_and_charts_markdown(r));
     s.push_str(&share_links_markdown(r));
+    s.push_str(&codecs_markdown(&r["codecs"]));
     s.push_str(&locust_markdown(r));
     s.push_str(&why(r));
     s.push_str("\n## Reproduce\n\n```sh\ncargo xtask bench\n```\n\nIt installs what is missing (as `cargo xtask test` does), builds the app if `dist/` is stale, and takes a few minutes on 2 cores. `cargo run --release -p ttft-bench -- . --locust-only` re-measures section 5 alone into `bench/results.json` (Locust from `cargo xtask locust`) and re-renders this file.\n");
@@ -359,6 +360,120 @@ fn share_links_markdown(r: &Value) -> String {
     }
     s.push_str("\nThe gap entropy bound is what the 0.1 ms gap steps alone need in base64 characters when each is coded on its own (their empirical order-0 entropy); r3's coder conditions each gap on the one before it and gets a little below it, but no codec gets far below: the jitter is real. Where a link keeps less than the whole run it says so in the opened report, and carries the whole run's statistics so the headline stays exact.\n");
     s
+}
+
+/// The wasm each decoder adds to the studio, gzip bytes after `wasm-opt -Oz`, each beside a
+/// cdylib that decodes nothing (brotli and zstd with the bench's dictionary embedded; r3: all
+/// of `ttft_share::decode` beside a reader of report JSON alone). Measured once by hand on
+/// 2026-12-03 with throwaway crates (`--target wasm32-unknown-unknown`, opt-level "z", LTO, one
+/// codegen unit, panic = abort): the bench cannot build wasm.
+const DECODER_WASM_GZIP: &[(&str, u64)] = &[
+    (
+        "r3 (the whole share reader: framing, DEFLATE, columns, gap coder, mixer)",
+        34_384,
+    ),
+    (
+        "brotli (brotli-decompressor, with its built-in dictionary)",
+        98_339,
+    ),
+    ("zstd (ruzstd)", 31_341),
+    ("DEFLATE (miniz_oxide, already shipped)", 6_784),
+];
+
+/// Section 4's codec comparison (`ttft-bench ROOT --codecs`): r3 against mainstream codecs on
+/// the same columns, and the choice it supports. Empty when the comparison was not run.
+fn codecs_markdown(c: &Value) -> String {
+    let Some(cases) = c["cases"].as_array() else {
+        return String::new();
+    };
+    let mut s =
+        String::from("\n### The codec: r3 against mainstream codecs on the same columns\n\n");
+    s.push_str("Every codec codes the same bytes: the run's columns (the r2 bytes) at the layout the link uses. A dictionary is part of a wire format, so it was trained on runs other than the ones measured (");
+    s.push_str(
+        c["dictionary"]["trained_on"]
+            .as_str()
+            .unwrap_or("see bench/codecs.json"),
+    );
+    s.push_str("). Characters are the whole link's (`r?.` + base64url); `cargo run --release -p ttft-bench -- . --codecs` measures them into `bench/codecs.json` and re-renders this file.\n\n");
+    let codecs: Vec<&str> = cases[0]["codecs"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x["codec"].as_str()).collect())
+        .unwrap_or_default();
+    s.push_str("| Codec |");
+    for case in cases {
+        s.push_str(&format!(" {} |", case["case"].as_str().unwrap_or("?")));
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---|".repeat(cases.len()));
+    s.push('\n');
+    for name in &codecs {
+        s.push_str(&format!("| {name} |"));
+        for case in cases {
+            s.push_str(&codec_cell(case, name));
+        }
+        s.push('\n');
+    }
+    s.push_str("\nWhat each decoder adds to the studio's wasm (gzip, measured by hand, see `DECODER_WASM_GZIP` in `crates/ttft-bench/src/bench_report.rs`): ");
+    let sizes: Vec<String> = DECODER_WASM_GZIP
+        .iter()
+        .map(|(what, bytes)| format!("{what} {:.1} KB", *bytes as f64 / 1000.0))
+        .collect();
+    s.push_str(&sizes.join("; "));
+    s.push_str(".\n\n");
+    s.push_str(&codec_choice(cases));
+    s
+}
+
+/// One codec's cell of one case: characters and the difference from r3.
+fn codec_cell(case: &Value, codec: &str) -> String {
+    let row = case["codecs"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["codec"].as_str() == Some(codec)));
+    match row.and_then(|r| Some((r["link_chars"].as_f64()?, r["vs_r3_percent"].as_f64()))) {
+        Some((chars, Some(pct))) if pct != 0.0 => format!(" {chars:.0} ({pct:+.1} %) |"),
+        Some((chars, _)) => format!(" {chars:.0} |"),
+        None => " — |".into(),
+    }
+}
+
+/// The choice, by the rule of issue #28: keep the context mixer for new links only if r3 is at
+/// least 25 % shorter than the best mainstream codec on the 100-request real run.
+fn codec_choice(cases: &[Value]) -> String {
+    let mainstream_best = |case: &Value| -> Option<(String, f64)> {
+        case["codecs"]
+            .as_array()?
+            .iter()
+            .filter(|x| {
+                let n = x["codec"].as_str().unwrap_or("");
+                n.starts_with("brotli") || n.starts_with("zstd")
+            })
+            .filter_map(|x| Some((x["codec"].as_str()?.to_owned(), x["link_chars"].as_f64()?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    let r3 = |case: &Value| -> Option<f64> { case["codecs"].get(0)?["link_chars"].as_f64() };
+    let mut lines = Vec::new();
+    for case in cases {
+        if let (Some(r3), Some((name, best))) = (r3(case), mainstream_best(case)) {
+            lines.push(format!(
+                "{}: r3 {r3:.0}, the best mainstream codec ({name}) {best:.0}, r3 {:.1} % shorter",
+                case["case"].as_str().unwrap_or("?"),
+                (1.0 - r3 / best) * 100.0
+            ));
+        }
+    }
+    let first = cases
+        .first()
+        .and_then(|c| Some((r3(c)?, mainstream_best(c)?.1)));
+    let verdict = match first {
+        Some((r3, best)) if r3 <= 0.75 * best => {
+            "**New links keep r3**: on the real 100-request run it is at least 25 % shorter than the best mainstream codec, and a mainstream decoder would be added to the wasm beside the frozen r3 reader (older links must keep opening), not instead of it"
+        }
+        Some(_) => {
+            "**r3 does not earn its keep**: on the real 100-request run it is less than 25 % shorter than the best mainstream codec, so new links should use that codec and r3 stay a frozen reader"
+        }
+        None => "no decision: the 100-request run was not measured",
+    };
+    format!("{}.\n\n{verdict}.\n", lines.join("; "))
 }
 
 /// Median of a top-level number over a fidelity row's rounds.
