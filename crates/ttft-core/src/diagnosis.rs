@@ -3,6 +3,7 @@
 pub use crate::finding::{Finding, Severity};
 use crate::report::{Aggregates, GroupStats, Report, RequestRecord};
 use crate::run_stats::RunStats;
+use crate::scenario::ScenarioKind;
 use crate::stats::Thresholds;
 
 /// A successful request carries "several tokens per chunk" from this many on average.
@@ -264,8 +265,9 @@ fn stalls_finding(ok: &[&RequestRecord]) -> Option<Finding> {
 /// `knee`: latency bends at a level of load, when the run's levels are load (those of a prompt
 /// sweep or of a conversation's rounds are not).
 fn knee_finding(report: &Report, agg: &Aggregates) -> Option<Finding> {
-    let load_levels =
-        report.scenario != "prompt_sweep" && !crate::scenario::is_conversation_id(&report.scenario);
+    let load_levels = !report
+        .scenario_kind()
+        .is_some_and(|k| k == ScenarioKind::PromptSweep || k.is_conversation());
     let level = agg.knee_level.filter(|_| load_levels)?;
     let evidence = knee_evidence(agg, level)?;
     Some(finding(

@@ -18,8 +18,12 @@ use thiserror::Error;
 
 use crate::metrics::TokenSource;
 use crate::report::{Report, RequestRecord};
+use crate::scenario::ScenarioKind;
 use crate::stats::{percentile_sorted, sorted};
 use crate::timeline::Outcome;
+
+/// The scenario id rate runs of older studios carry (no kind of today's: a rate is a setting).
+const OLDER_RATE_SCENARIO: &str = "rate";
 
 /// The schema version written.
 pub const VERSION: &str = "0.2";
@@ -419,8 +423,13 @@ fn load(
         .and_then(Value::as_f64)
         .filter(|_| {
             matches!(
-                report.scenario.as_str(),
-                "chat" | "agent_json" | "multi_turn" | "shared_prefix"
+                report.scenario_kind(),
+                Some(
+                    ScenarioKind::Chat
+                        | ScenarioKind::AgentJson
+                        | ScenarioKind::MultiTurn
+                        | ScenarioKind::SharedPrefix
+                )
             )
         });
     let concurrency = if group.starts_with("c=") { level } else { None }.or(settings_concurrency);
@@ -428,7 +437,7 @@ fn load(
         standardized.insert("concurrency".into(), json!(c as u64));
     }
     let rate = if group.contains("/s") { level } else { None }.or_else(|| {
-        (report.scenario == "rate")
+        (report.scenario == OLDER_RATE_SCENARIO)
             .then(|| report.settings.get("rate_per_s").and_then(Value::as_f64))
             .flatten()
     });

@@ -66,6 +66,7 @@ use crate::record_experience::request_experience;
 use crate::report::slo::objective;
 pub use crate::report::slo::{CUSTOM, Objective, SloError, SloMetric, SloSet};
 use crate::report::{Report, RequestRecord};
+use crate::scenario::ScenarioKind;
 use crate::stats::percentile_select;
 
 /// One request against the set.
@@ -468,13 +469,15 @@ impl SloReport {
         let Some(n) = l.level else {
             return (l.group.clone(), l.group.clone());
         };
-        match self.scenario.as_str() {
-            "concurrency_sweep" => (
+        match ScenarioKind::from_id(&self.scenario) {
+            Some(ScenarioKind::ConcurrencySweep) => (
                 format!("{n} concurrent stream{}", if n == 1.0 { "" } else { "s" }),
                 format!("{n}"),
             ),
-            "prompt_sweep" => (format!("prompts of ≈{n} tokens"), format!("≈{n} tokens")),
-            "multi_turn" | "shared_prefix" => (format!("round {n}"), format!("round {n}")),
+            Some(ScenarioKind::PromptSweep) => {
+                (format!("prompts of ≈{n} tokens"), format!("≈{n} tokens"))
+            }
+            Some(k) if k.is_conversation() => (format!("round {n}"), format!("round {n}")),
             _ => (l.group.clone(), l.group.clone()),
         }
     }

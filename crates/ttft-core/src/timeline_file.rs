@@ -22,6 +22,7 @@ pub use crate::raw::{
 };
 use crate::report::{EndpointInfo, Report, RequestRecord};
 use crate::request::{GenerationParams, build_request};
+use crate::scenario::ScenarioKind;
 
 /// The `format` of every line this module writes and reads.
 pub const FORMAT: &str = "ttft-timeline/1";
@@ -263,7 +264,10 @@ pub fn export(report: &Report, vantage: &Vantage) -> String {
                     group: r.group.clone(),
                     level: r.level,
                     turn: level_as(r, crate::scenario::is_conversation_id(&report.scenario)),
-                    prompt_tokens: level_as(r, report.scenario == "prompt_sweep"),
+                    prompt_tokens: level_as(
+                        r,
+                        report.scenario_kind() == Some(ScenarioKind::PromptSweep),
+                    ),
                     warmup: r.warmup,
                 },
             ),
@@ -689,20 +693,20 @@ fn infer_scenario(lines: &[TimelineLine]) -> &'static str {
 
 fn infer_from(lines: &[&TimelineLine]) -> &'static str {
     if lines.iter().any(|l| l.request.turn.is_some()) {
-        return "multi_turn";
+        return ScenarioKind::MultiTurn.id();
     }
     let mut levels: Vec<f64> = lines.iter().filter_map(|l| l.request.level).collect();
     levels.sort_by(f64::total_cmp);
     levels.dedup();
     if levels.len() < 2 {
-        "chat"
+        ScenarioKind::Chat.id()
     } else if lines.iter().all(|l| {
         l.request.warmup
             || matches!((l.request.level, l.request.prompt_tokens), (Some(a), Some(p)) if a == f64::from(p))
     }) {
-        "prompt_sweep"
+        ScenarioKind::PromptSweep.id()
     } else {
-        "concurrency_sweep"
+        ScenarioKind::ConcurrencySweep.id()
     }
 }
 

@@ -471,6 +471,12 @@ impl RequestRecord {
 pub const PROBE_CLIENT: &str = "browser";
 
 impl Report {
+    /// The scenario the studio ran, when [`Report::scenario`] names one of its kinds (an
+    /// imported run's `imported_…` and older ids are none).
+    pub fn scenario_kind(&self) -> Option<crate::scenario::ScenarioKind> {
+        crate::scenario::ScenarioKind::from_id(&self.scenario)
+    }
+
     /// Requests that count for statistics.
     pub fn measured(&self) -> impl Iterator<Item = &RequestRecord> {
         self.requests.iter().filter(|r| !r.warmup)
