@@ -1,5 +1,5 @@
 //! wasm-bindgen tests in headless Chromium: run storage in IndexedDB (ids, rename, delete, the
-//! move from localStorage, the quota choice), endpoint settings and the mounted components.
+//! move from localStorage, a full storage's message), endpoint settings and the mounted components.
 #![cfg(target_arch = "wasm32")]
 
 use ttft_core::metrics::MetricsConfig;
@@ -355,26 +355,10 @@ async fn runs_of_the_local_storage_format_move_once_with_their_ids() {
     storage::clear_all().await.unwrap();
 }
 
+/// The quota choice itself (`ttft_core::quota`) is tested natively in the core; here, the
+/// message of a save that did not fit.
 #[wasm_bindgen_test]
-fn the_quota_choice_says_whether_the_ticked_runs_make_room() {
-    use ttft_core::quota::{Estimate, quota_advice};
-    let full = Some(Estimate {
-        usage: 990e6,
-        quota: 1e9,
-    });
-    // Nothing ticked: nothing will be deleted, and the user is told the options.
-    let none = quota_advice(50_000_000, full, &[]);
-    assert_eq!((none.freed, none.fits), (0, Some(false)));
-    assert!(none.text.contains("50.0 MB") && none.text.contains("export"));
-    let short = quota_advice(50_000_000, full, &[20_000_000]);
-    assert_eq!(short.fits, Some(false));
-    assert!(short.text.contains("tick more"), "{}", short.text);
-    let enough = quota_advice(50_000_000, full, &[20_000_000, 30_000_000]);
-    assert_eq!((enough.freed, enough.fits), (50_000_000, Some(true)));
-    assert!(enough.text.contains("enough"), "{}", enough.text);
-    let blind = quota_advice(50_000_000, None, &[1_000]);
-    assert_eq!(blind.fits, None);
-    assert!(blind.text.contains("no estimate"));
+fn a_full_storage_says_what_did_not_fit_and_what_to_do() {
     assert_eq!(
         storage::StorageError::Quota { needed: 9_100_000 }.to_string(),
         "the browser's storage is full: 9.1 MB did not fit. Choose saved runs to delete, then retry saving, or export the run as JSON"

@@ -302,6 +302,7 @@ fn exists(root: &Path, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testdir::Tree;
 
     const DOC: &str = "# Architecture
 
@@ -381,29 +382,6 @@ Mentions `style/` before the map.
         assert!(segment_match("a*b*c", "aXbYc"));
         assert!(!segment_match("a*b*c", "aXc"));
         assert!(!segment_match("ab*ba", "aba"));
-    }
-
-    /// Files written under a fresh temporary folder, removed on drop.
-    struct Tree(std::path::PathBuf);
-
-    impl Tree {
-        fn new(name: &str, files: &[(&str, &str)]) -> Tree {
-            let dir =
-                std::env::temp_dir().join(format!("xtask-codemap-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            for (f, text) in files {
-                let p = dir.join(f);
-                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-                std::fs::write(p, text).unwrap();
-            }
-            Tree(dir)
-        }
-    }
-
-    impl Drop for Tree {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
     }
 
     const FILES: &[(&str, &str)] = &[

@@ -695,29 +695,7 @@ fn layer_violations(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Files written under a fresh temporary folder, removed on drop.
-    struct Tree(PathBuf);
-
-    impl Tree {
-        fn new(name: &str, files: &[(&str, &str)]) -> Tree {
-            let dir =
-                std::env::temp_dir().join(format!("xtask-cycles-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            for (f, text) in files {
-                let p = dir.join(f);
-                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-                std::fs::write(p, text).unwrap();
-            }
-            Tree(dir)
-        }
-    }
-
-    impl Drop for Tree {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testdir::Tree;
 
     /// The crate of `lib.rs` among `files` (relative to its `src/`), read.
     fn read(name: &str, files: &[(&str, &str)]) -> (Crate, Graph) {

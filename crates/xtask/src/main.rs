@@ -32,6 +32,8 @@ mod oracle;
 mod pip;
 mod serve;
 mod test;
+#[cfg(test)]
+mod testdir;
 mod tools;
 
 use anyhow::Result;

@@ -11,12 +11,7 @@ use ttft_core::import::{Format, ImportError, SourceSummary, SummaryFigure, impor
 use ttft_core::llmd::{self, LlmdError};
 use ttft_core::report::{self, Report};
 use ttft_core::run_stats::RunStats;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/peers");
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{DATA}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use ttft_fixtures::peer_files::{only, read};
 
 fn json(path: &str) -> Value {
     serde_json::from_str(&read(path)).unwrap()
@@ -42,13 +37,6 @@ fn figure<'a>(s: &'a SourceSummary, group: Option<&str>, metric: &str) -> &'a Su
         .iter()
         .find(|f| f.metric == metric && (group.is_none() || f.group.as_deref() == group))
         .unwrap_or_else(|| panic!("no figure {metric} for {group:?} in {:#?}", s.figures))
-}
-
-fn only(result: Result<(Format, Vec<Report>), ImportError>, format: Format) -> Report {
-    let (f, mut reports) = result.unwrap();
-    assert_eq!(f, format);
-    assert_eq!(reports.len(), 1);
-    reports.remove(0)
 }
 
 // ----- GuideLLM 0.8.1 -------------------------------------------------------------------------

@@ -6,20 +6,11 @@
 
 use ttft_core::diagnosis::{Finding, diagnose};
 use ttft_core::metrics::{MetricsConfig, RequestMetrics};
-use ttft_core::report::{EndpointInfo, PromptCache, Report, RequestRecord};
+use ttft_core::report::{PromptCache, Report};
 use ttft_core::run_stats::RunStats;
 use ttft_core::scenario::{Conversation, ScenarioConfig, ScenarioKind, is_conversation_id};
-use ttft_core::timeline::{RequestRecorder, RequestTimeline};
-
-/// A timeline of an SSE stream read as `(ms, bytes)`.
-fn timeline(reads: &[(f64, &str)]) -> RequestTimeline {
-    let mut r = RequestRecorder::new(0.0, None, None);
-    r.on_headers(0.5, 200, Some("text/event-stream"));
-    for (at, body) in reads {
-        r.on_read(*at, body.as_bytes());
-    }
-    r.finish(reads.last().map_or(1.0, |x| x.0) + 1.0)
-}
+use ttft_core::timeline::RequestRecorder;
+use ttft_fixtures::prompt_cache::{cached_conversation, conversation, timeline};
 
 fn metrics(body: &str) -> RequestMetrics {
     RequestMetrics::compute(&timeline(&[(1.0, body)]), &MetricsConfig::default())
@@ -84,58 +75,6 @@ fn every_server_s_cached_prompt_tokens_are_read_from_its_own_fields() {
     rec.on_read(1.0, ollama.as_bytes());
     let m = RequestMetrics::compute(&rec.finish(2.0), &MetricsConfig::default());
     assert_eq!((m.prompt_tokens, m.prompt_cache()), (Some(20), None));
-}
-
-/// A successful request of `round` with a first token at `ttft` ms and the given usage.
-fn round_request(
-    index: u32,
-    round: u32,
-    ttft: f64,
-    prompt: u64,
-    cached: Option<u64>,
-) -> RequestRecord {
-    let details = cached
-        .map(|c| format!(",\"prompt_tokens_details\":{{\"cached_tokens\":{c}}}"))
-        .unwrap_or_default();
-    let usage = format!(
-        "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{{\"prompt_tokens\":{prompt},\"completion_tokens\":2,\"total_tokens\":{}{details}}}}}\n\ndata: [DONE]\n\n",
-        prompt + 2
-    );
-    let tl = timeline(&[
-        (
-            ttft,
-            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Sure\"}}]}\n\n",
-        ),
-        (
-            ttft + 20.0,
-            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" thing\"},\"finish_reason\":\"stop\"}]}\n\n",
-        ),
-        (ttft + 21.0, &usage),
-    ]);
-    RequestRecord::from_timeline(
-        index,
-        format!("round {round}"),
-        Some(f64::from(round)),
-        &tl,
-        &MetricsConfig::default(),
-    )
-}
-
-fn conversation(scenario: &str, rounds: &[(f64, u64, Option<u64>)]) -> Report {
-    let endpoint = EndpointInfo {
-        base_url: "http://127.0.0.1:1".into(),
-        model: "m".into(),
-        dialect: None,
-    };
-    Report::new("cache", endpoint, scenario).with_requests(
-        rounds
-            .iter()
-            .enumerate()
-            .map(|(i, &(ttft, prompt, cached))| {
-                round_request(i as u32, i as u32 + 1, ttft, prompt, cached)
-            })
-            .collect(),
-    )
 }
 
 fn finding(r: &Report, id: &str) -> Option<Finding> {
@@ -342,15 +281,7 @@ fn the_shared_prefix_scenario_grows_one_conversation_behind_a_long_system_prompt
 
 #[test]
 fn cached_tokens_survive_report_files() {
-    let mut r = conversation(
-        "shared_prefix",
-        &[
-            (800.0, 1600, Some(0)),
-            (60.0, 1700, Some(1600)),
-            (62.0, 1800, None),
-        ],
-    );
-    r.requests[1].metrics.cache_write_tokens = Some(100);
+    let r = cached_conversation();
     let json = serde_json::to_string(&r).unwrap();
     let back = ttft_core::report::read_json(json.as_bytes()).unwrap();
     assert_eq!(back.aggregates().prompt_cache, r.aggregates().prompt_cache);

@@ -3,44 +3,12 @@
 //! beside the reading QoE.
 
 use ttft_core::compare::{compare, vote_summary};
-use ttft_core::metrics::MetricsConfig;
-use ttft_core::report::{EndpointInfo, Report, RequestRecord, read_json};
+use ttft_core::report::{EndpointInfo, Report, read_json};
 use ttft_core::review::{
     BlindVote, Choice, Preference, Run, VoteTally, pair_for_review, tally, tally_both,
 };
 use ttft_core::run_stats::RunStats;
-use ttft_core::timeline::RequestRecorder;
-
-/// One streamed request as the studio records it (with replay): headers at `ttft / 2`, the
-/// first word at `ttft`, then a word every `itl` ms, `words` in all.
-fn request(index: u32, ttft: f64, itl: f64, words: usize) -> RequestRecord {
-    let mut r = RequestRecorder::new(0.0, None, None);
-    r.on_headers(ttft * 0.5, 200, Some("text/event-stream"));
-    let mut at = ttft;
-    for w in 0..words {
-        let chunk = format!(
-            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\" w{w}\"}}}}]}}\n\n"
-        );
-        r.on_read(at, chunk.as_bytes());
-        at += itl;
-    }
-    let end = at - itl + 1.0;
-    r.on_read(end, b"data: [DONE]\n\n");
-    let tl = r.finish(end);
-    RequestRecord::from_timeline(index, "chat".into(), None, &tl, &MetricsConfig::default())
-}
-
-/// A run titled `title`, made at `created`, of requests `(index, ttft)` (50 ms per word, 20 words).
-fn run(title: &str, created: f64, requests: &[(u32, f64)]) -> Report {
-    Report::new(title, EndpointInfo::default(), "chat")
-        .created_at(created)
-        .with_requests(
-            requests
-                .iter()
-                .map(|&(i, ttft)| request(i, ttft, 50.0, 20))
-                .collect(),
-        )
-}
+use ttft_fixtures::review::{judge, request, run, vote};
 
 #[test]
 fn requests_of_the_same_index_play_and_the_sides_are_random() {
@@ -157,25 +125,6 @@ fn each_run_keeps_the_vote_from_its_own_side() {
         (va.preferred, vb.preferred),
         (Preference::Same, Preference::Same)
     );
-}
-
-fn vote(a: &mut Report, b: &mut Report, at: f64, for_a: Option<bool>) {
-    let mk = |other: &Report, p| BlindVote {
-        at_unix_ms: at,
-        opponent: other.title.clone(),
-        opponent_created_unix_ms: other.created_unix_ms,
-        this_request: 0,
-        other_request: 0,
-        preferred: p,
-    };
-    let (pa, pb) = match for_a {
-        Some(true) => (Preference::This, Preference::Other),
-        Some(false) => (Preference::Other, Preference::This),
-        None => (Preference::Same, Preference::Same),
-    };
-    let (va, vb) = (mk(b, pa), mk(a, pb));
-    a.votes.push(va);
-    b.votes.push(vb);
 }
 
 #[test]
@@ -358,19 +307,10 @@ fn three_runs_count_every_pair() {
 
 #[test]
 fn the_slo_set_and_the_client_health_verdict_travel_with_the_run() {
-    use ttft_core::client_health::HealthSamples;
-    use ttft_core::slo::SloSet;
     let mut a = run("model-a", 1000.0, &[(0, 300.0), (1, 350.0)]);
     // The default set stays out of the file; a chosen one travels.
     assert!(!serde_json::to_string(&a).unwrap().contains("\"slo\""));
-    a.slo = SloSet::parse("ttft p99 <= 400ms, e2e p50 <= 9000ms").unwrap();
-    let samples = HealthSamples {
-        lag: vec![(100.0, 2.0), (150.0, 300.0)],
-        timer_period_ms: 50.0,
-        hidden: vec![],
-        run_ms: 2000.0,
-    };
-    a.client_health = Some(ttft_core::client_health::assess(&a, &samples));
+    judge(&mut a);
     let json = serde_json::to_string(&a).unwrap();
     let file = read_json(json.as_bytes()).unwrap();
     assert_eq!((&file.slo, &file.client_health), (&a.slo, &a.client_health));
