@@ -82,6 +82,11 @@ fn header(r: &Value) -> String {
             "Sections 3 and 4 (bundle, load, charts, share links) were measured again on {d} (`ttft-bench ROOT --large-only`), the rest kept from the run above.\n\n"
         ));
     }
+    // What the large runs were compared with on the same machine, when a run of another build
+    // was made beside them (a machine's speed moves these figures more than a change does).
+    if let Some(note) = r["large_runs_baseline"].as_str() {
+        s.push_str(&format!("{note}\n\n"));
+    }
     s
 }
 
