@@ -298,11 +298,14 @@ async fn installable_and_opens_offline() -> Result<()> {
 /// The same calibration (sim-bench, 4 streams) with and without the offline copy: the worker
 /// never sees a request of either, and the error against ground truth stays where it was.
 ///
-/// A P99 over 8 requests is their slowest one, and on 2 shared cores one request in a run can
-/// land 5 ms late for reasons of its own. So a pair of runs that differs is measured again, up
-/// to three pairs: noise passes in one of them, a worker sitting in the timing path (which adds
-/// its delay to every request) fails all three. The worker's absence from every request is
-/// checked directly, each time, through Resource Timing's `workerStart`.
+/// A worker sitting in the timing path adds its delay to every request, so it moves the median
+/// error; the P99s are printed but not judged: a TTFT P99 over 8 requests is their slowest one,
+/// and on 2 shared cores one request (or one gap of 392) can land 5–10 ms late for reasons of its
+/// own (a run on 2026-12-03 saw P99s move by 4–9 ms either way between runs of one build). A pair
+/// whose medians differ is measured again, up to three pairs, each pair in the other order than
+/// the one before (so drift over the test hits both sides alike): noise passes in one of them, a
+/// worker in the path fails all three. The worker's absence from every request is checked
+/// directly, each time, through Resource Timing's `workerStart`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
@@ -314,7 +317,12 @@ async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
     let mut differences = Vec::new();
     for pair in 1..=PAIRS {
         let mut results = Vec::new();
-        for with_worker in [false, true] {
+        let order = if pair % 2 == 1 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for with_worker in order {
             if worker_on != with_worker {
                 click(c, "offline-copy-toggle").await?;
                 worker_on = with_worker;
@@ -343,6 +351,9 @@ async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
             }
             results.push(result);
         }
+        if pair % 2 == 0 {
+            results.reverse();
+        }
         match worse_with_the_worker(&results[0], &results[1])? {
             None => {
                 c.clone().close().await?;
@@ -360,9 +371,8 @@ async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
     )
 }
 
-/// Where the run with the offline copy measured worse than the one without, beyond this
-/// machine's run-to-run spread (two runs of 8 requests at 4 streams on 2 shared cores: the
-/// P99s within 3 ms, the medians within 1 ms); `None` when it did not.
+/// Where the run with the offline copy measured a worse median error than the one without,
+/// beyond this machine's run-to-run spread of medians (1 ms); `None` when it did not.
 fn worse_with_the_worker(
     without: &CalibrationResult,
     with: &CalibrationResult,
@@ -375,22 +385,10 @@ fn worse_with_the_worker(
             1.0,
         ),
         (
-            "TTFT P99",
-            without.ttft_error_p99_ms,
-            with.ttft_error_p99_ms,
-            3.0,
-        ),
-        (
             "ITL P50",
             without.itl_error_p50_ms,
             with.itl_error_p50_ms,
             1.0,
-        ),
-        (
-            "ITL P99",
-            without.itl_error_p99_ms,
-            with.itl_error_p99_ms,
-            3.0,
         ),
     ] {
         let (a, b) = (a.context(name)?, b.context(name)?);
