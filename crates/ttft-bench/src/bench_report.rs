@@ -367,6 +367,21 @@ fn share_links_markdown(r: &Value) -> String {
     s
 }
 
+/// Puts `section` into the last results (`ROOT/bench/results.json`) under `key` and renders
+/// BENCHMARKS.md again from them: how a part measured on its own joins the last full run.
+pub fn merge_section(root: &std::path::Path, key: &str, section: Value) -> anyhow::Result<()> {
+    let path = root.join("bench/results.json");
+    let mut results: serde_json::Map<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+    results.insert(key.into(), section);
+    std::fs::write(&path, serde_json::to_string_pretty(&results)? + "\n")?;
+    std::fs::write(
+        root.join("BENCHMARKS.md"),
+        markdown(&Value::Object(results)),
+    )?;
+    Ok(())
+}
+
 /// The wasm each decoder adds to the studio, gzip bytes after `wasm-opt -Oz`, each beside a
 /// cdylib that decodes nothing (brotli and zstd with the bench's dictionary embedded; r3: all
 /// of `ttft_share::decode` beside a reader of report JSON alone). Measured once by hand on

@@ -97,16 +97,8 @@ pub fn run(root: &Path) -> Result<()> {
         serde_json::to_string_pretty(&out)? + "\n",
     )?;
     // Into the last results too, and BENCHMARKS.md re-rendered with them (section 4).
-    let path = root.join("bench/results.json");
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let mut results: serde_json::Map<String, Value> = serde_json::from_str(&text)?;
-        results.insert("codecs".into(), out);
-        std::fs::write(&path, serde_json::to_string_pretty(&results)? + "\n")?;
-        let results = Value::Object(results);
-        std::fs::write(
-            root.join("BENCHMARKS.md"),
-            crate::bench_report::markdown(&results),
-        )?;
+    if root.join("bench/results.json").exists() {
+        crate::bench_report::merge_section(root, "codecs", out)?;
     }
     Ok(())
 }

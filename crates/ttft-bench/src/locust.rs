@@ -396,16 +396,7 @@ pub async fn standalone(root: &Path) -> Result<()> {
     let mut section = locust(&studio, root, &work).await;
     section["mode"] = json!("--locust-only");
     let _ = std::fs::remove_dir_all(&work);
-    let path = root.join("bench/results.json");
-    let mut results: serde_json::Map<String, Value> =
-        serde_json::from_str(&std::fs::read_to_string(&path)?)?;
-    results.insert("locust".into(), section);
-    std::fs::write(&path, serde_json::to_string_pretty(&results)? + "\n")?;
-    let results = Value::Object(results);
-    std::fs::write(
-        root.join("BENCHMARKS.md"),
-        crate::bench_report::markdown(&results),
-    )?;
+    crate::bench_report::merge_section(root, "locust", section)?;
     eprintln!("wrote the Locust section into bench/results.json and BENCHMARKS.md");
     Ok(())
 }
