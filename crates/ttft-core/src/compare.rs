@@ -6,17 +6,26 @@
 //! cross trade first-token latency against decode speed: 0.8 s + 65 ms/token is ahead of
 //! 3.5 s + 40 ms/token until token 109 (7.8 s), which most chat answers never reach.
 //!
+//! **How sure**: every figure has its interval ([`crate::run_intervals`]) and every run's
+//! difference from the first one has its own ([`crate::differences`]), Holm-corrected over the
+//! table. The lesson ([`crate::lesson`]) states a difference only when its interval excludes
+//! zero, and otherwise says how many requests per side would tell one.
+//!
 //! **Which run a reader prefers** is the one with the higher median reading QoE
-//! ([`crate::experience`]; the P10, then the mean, break a tie), and the lesson says why the
-//! other one loses: its first word comes later than the reader expected, or it leaves the
-//! reader waiting mid-answer, or its text falls behind the reading pace.
+//! ([`crate::experience`]; the P10, then the mean, break a tie), when that difference is told
+//! from noise, and the lesson says why the other one loses: its first word comes later than the
+//! reader expected, or it leaves the reader waiting mid-answer, or its text falls behind the
+//! reading pace.
 
 use serde::{Deserialize, Serialize};
 
-use crate::format::ms;
+use crate::differences::{Confidence, DiffCell, difference, mark_table};
 use crate::report::{Aggregates, Report};
 use crate::review::tally_both;
+use crate::run_intervals::{Figure, PerRequest, RunSamples, Share, paired};
+use crate::run_stats::RunStats;
 use crate::stats::Summary;
+use crate::uncertainty::Estimate;
 
 /// Which direction is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +67,17 @@ pub struct MetricRow {
     /// Per run: how much worse than the best, relative (0.25 = 25 % worse); `None` for the
     /// best run or a missing value.
     pub worse_by: Vec<Option<f64>>,
+    /// The figure behind the row, when it is a statistic with an interval (`None` for a
+    /// maximum and a derived rate).
+    #[serde(default)]
+    pub figure: Option<Figure>,
+    /// Per run: the value with its interval, or how many requests it needs for one.
+    #[serde(default)]
+    pub estimates: Vec<Option<Estimate>>,
+    /// Per run: its difference from the first run, Holm-corrected over the table (`None` for
+    /// the first run and where either run has no value).
+    #[serde(default)]
+    pub differences: Vec<Option<DiffCell>>,
 }
 
 /// Where a run with a faster first token is overtaken by one with faster decoding.
@@ -88,8 +108,15 @@ pub struct Comparison {
     /// they differ by at least [`QOE_NOTICEABLE`].
     #[serde(default)]
     pub reader_winner: Option<usize>,
-    /// The conclusion in one or two sentences.
+    /// The conclusion in one or two sentences: each comparison in it states its interval, or
+    /// says the runs cannot be told apart and how many requests would tell them.
     pub lesson: String,
+    /// What the table's intervals and marks mean.
+    #[serde(default)]
+    pub table_note: String,
+    /// The level and the difference to detect the comparison was made with.
+    #[serde(default)]
+    pub confidence: Confidence,
 }
 
 type Pick = fn(&Aggregates) -> Option<f64>;
@@ -98,56 +125,142 @@ fn p50(s: Option<Summary>) -> Option<f64> {
     s.map(|s| s.p50)
 }
 
-const METRICS: &[(&str, Unit, Better, Pick)] = &[
-    ("TTFT P50", Unit::Ms, Better::Lower, |a| p50(a.ttft)),
-    ("TTFT P95", Unit::Ms, Better::Lower, |a| {
-        a.ttft.map(|s| s.p95)
-    }),
-    ("Meaningful first token P50", Unit::Ms, Better::Lower, |a| {
-        p50(a.meaningful)
-    }),
-    ("ITL P50", Unit::Ms, Better::Lower, |a| p50(a.itl)),
-    ("ITL P95", Unit::Ms, Better::Lower, |a| a.itl.map(|s| s.p95)),
-    ("ITL P99", Unit::Ms, Better::Lower, |a| a.itl.map(|s| s.p99)),
-    ("TPOT P50", Unit::Ms, Better::Lower, |a| p50(a.tpot)),
-    ("E2E (total latency) P50", Unit::Ms, Better::Lower, |a| {
-        p50(a.e2e)
-    }),
-    ("Time to valid JSON P50", Unit::Ms, Better::Lower, |a| {
-        p50(a.json_valid)
-    }),
-    ("Decode rate P50", Unit::TokensPerS, Better::Higher, |a| {
-        p50(a.tokens_per_s)
-    }),
-    ("Goodput", Unit::Fraction, Better::Higher, |a| {
-        (a.count > 0).then_some(a.goodput)
-    }),
-    ("Reading QoE P50", Unit::Score, Better::Higher, |a| {
-        a.experience.qoe_p50
-    }),
-    ("Reading QoE P10", Unit::Score, Better::Higher, |a| {
-        a.experience.qoe_p10
-    }),
+const fn pct(of: PerRequest, pct: u8) -> Option<Figure> {
+    Some(Figure::Percentile { of, pct })
+}
+
+/// Each row: name, unit, better direction, its value from the aggregates, and the figure
+/// whose interval and differences it has (`None`: a maximum or a derived rate, which has no
+/// interval; the table says so).
+const METRICS: &[(&str, Unit, Better, Pick, Option<Figure>)] = &[
+    (
+        "TTFT P50",
+        Unit::Ms,
+        Better::Lower,
+        |a| p50(a.ttft),
+        pct(PerRequest::Ttft, 50),
+    ),
+    (
+        "TTFT P95",
+        Unit::Ms,
+        Better::Lower,
+        |a| a.ttft.map(|s| s.p95),
+        pct(PerRequest::Ttft, 95),
+    ),
+    (
+        "Meaningful first token P50",
+        Unit::Ms,
+        Better::Lower,
+        |a| p50(a.meaningful),
+        pct(PerRequest::Meaningful, 50),
+    ),
+    (
+        "ITL P50",
+        Unit::Ms,
+        Better::Lower,
+        |a| p50(a.itl),
+        Some(Figure::Itl { pct: 50 }),
+    ),
+    (
+        "ITL P95",
+        Unit::Ms,
+        Better::Lower,
+        |a| a.itl.map(|s| s.p95),
+        Some(Figure::Itl { pct: 95 }),
+    ),
+    (
+        "ITL P99",
+        Unit::Ms,
+        Better::Lower,
+        |a| a.itl.map(|s| s.p99),
+        Some(Figure::Itl { pct: 99 }),
+    ),
+    (
+        "TPOT P50",
+        Unit::Ms,
+        Better::Lower,
+        |a| p50(a.tpot),
+        pct(PerRequest::Tpot, 50),
+    ),
+    (
+        "E2E (total latency) P50",
+        Unit::Ms,
+        Better::Lower,
+        |a| p50(a.e2e),
+        pct(PerRequest::E2e, 50),
+    ),
+    (
+        "Time to valid JSON P50",
+        Unit::Ms,
+        Better::Lower,
+        |a| p50(a.json_valid),
+        pct(PerRequest::JsonValid, 50),
+    ),
+    (
+        "Decode rate P50",
+        Unit::TokensPerS,
+        Better::Higher,
+        |a| p50(a.tokens_per_s),
+        pct(PerRequest::DecodeRate, 50),
+    ),
+    (
+        "Goodput",
+        Unit::Fraction,
+        Better::Higher,
+        |a| (a.count > 0).then_some(a.goodput),
+        Some(Figure::Share { of: Share::Goodput }),
+    ),
+    (
+        "Reading QoE P50",
+        Unit::Score,
+        Better::Higher,
+        |a| a.experience.qoe_p50,
+        pct(PerRequest::Qoe, 50),
+    ),
+    (
+        "Reading QoE P10",
+        Unit::Score,
+        Better::Higher,
+        |a| a.experience.qoe_p10,
+        pct(PerRequest::Qoe, 10),
+    ),
     (
         "Requests with reader waits",
         Unit::Fraction,
         Better::Lower,
-        |a| {
-            let e = &a.experience;
-            (e.reading_requests > 0).then(|| e.with_waits as f64 / e.reading_requests as f64)
-        },
+        reader_wait_share,
+        Some(Figure::Share {
+            of: Share::ReaderWaits,
+        }),
     ),
-    ("Longest reader wait", Unit::Ms, Better::Lower, longest_wait),
+    (
+        "Longest reader wait",
+        Unit::Ms,
+        Better::Lower,
+        longest_wait,
+        None,
+    ),
     (
         "Fluidity P99 miss rate",
         Unit::Fraction,
         Better::Lower,
         |a| a.experience.fluidity_p99_miss_rate,
+        pct(PerRequest::FluidityMiss, 99),
     ),
-    ("Fluid token rate", Unit::TokensPerS, Better::Higher, |a| {
-        a.experience.fluid_token_rate
-    }),
+    (
+        "Fluid token rate",
+        Unit::TokensPerS,
+        Better::Higher,
+        |a| a.experience.fluid_token_rate,
+        None,
+    ),
 ];
+
+/// The share of scored requests whose reader waited mid-answer.
+fn reader_wait_share(a: &Aggregates) -> Option<f64> {
+    let e = &a.experience;
+    (e.reading_requests > 0).then(|| e.with_waits as f64 / e.reading_requests as f64)
+}
 
 /// QoE differences below this are not called a preference (the scores print with two
 /// decimals).
@@ -157,80 +270,6 @@ pub const QOE_NOTICEABLE: f64 = 0.01;
 fn longest_wait(a: &Aggregates) -> Option<f64> {
     let e = &a.experience;
     (e.reading_requests > 0).then(|| e.wait_longest_ms.unwrap_or(0.0))
-}
-
-/// A later first word than this (ms) is noticed by a reader: about one word at 4 words/s.
-const LATE_START_NOTICED_MS: f64 = 250.0;
-
-/// The run a reader prefers (`None` when too close to call) and the sentence saying why (see
-/// the module doc); `None` without two runs that have a reading QoE.
-fn reader_preference(titles: &[&str], aggs: &[Aggregates]) -> Option<(Option<usize>, String)> {
-    let name = |i: usize| titles.get(i).copied().unwrap_or("?");
-    let key = |a: &Aggregates| {
-        let e = &a.experience;
-        Some((
-            e.qoe_p50?,
-            e.qoe_p10.unwrap_or(0.0),
-            e.qoe_mean.unwrap_or(0.0),
-        ))
-    };
-    let mut ranked: Vec<(usize, (f64, f64, f64))> = aggs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, a)| Some((i, key(a)?)))
-        .collect();
-    if ranked.len() < 2 {
-        return None;
-    }
-    ranked.sort_by(|a, b| {
-        (b.1.0, b.1.1, b.1.2)
-            .partial_cmp(&(a.1.0, a.1.1, a.1.2))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    let ((w, (qw, ..)), (l, (ql, ..))) = (ranked[0], ranked[1]);
-    if qw - ql < QOE_NOTICEABLE {
-        return Some((
-            None,
-            format!(
-                "A reader would not tell “{}” and “{}” apart: reading QoE {qw:.2} vs {ql:.2}.",
-                name(w),
-                name(l)
-            ),
-        ));
-    }
-    let (ew, el) = (&aggs[w].experience, &aggs[l].experience);
-    // Why the other run loses: a first word noticeably later (when that outweighs its longer
-    // waits), reader waits mid-answer, or else text slower than reading (short idle moments).
-    let first = |a: &Aggregates| p50(a.first_answer).or(p50(a.ttft));
-    let late_start = match (first(&aggs[w]), first(&aggs[l])) {
-        (Some(fw), Some(fl)) if fl > fw => fl - fw,
-        _ => 0.0,
-    };
-    let worse_wait = el.wait_longest_ms.unwrap_or(0.0) - ew.wait_longest_ms.unwrap_or(0.0);
-    let why = if late_start >= LATE_START_NOTICED_MS && late_start >= worse_wait {
-        format!(
-            "“{}” keeps them waiting {} before the first word",
-            name(l),
-            ms(first(&aggs[l]).unwrap_or(0.0))
-        )
-    } else if worse_wait > 0.0 {
-        format!(
-            "“{}” leaves them waiting mid-answer (up to {}, in {} of {} requests)",
-            name(l),
-            ms(el.wait_longest_ms.unwrap_or(0.0)),
-            el.with_waits,
-            el.reading_requests
-        )
-    } else {
-        format!("“{}” delivers its text slower than they read", name(l))
-    };
-    Some((
-        Some(w),
-        format!(
-            "A reader prefers “{}”: reading QoE {qw:.2} vs {ql:.2}, because {why}.",
-            name(w)
-        ),
-    ))
 }
 
 /// Per-token time of a run: TPOT P50, else per-token ITL P50.
@@ -286,42 +325,96 @@ fn argbest(values: &[Option<f64>], better: Better) -> Option<usize> {
     pick.map(|(i, _)| i)
 }
 
-/// Compares runs (2–4 of them, titled) on every headline metric.
-pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
-    let rows: Vec<MetricRow> = METRICS
+/// One table row from its definition: values, best, how much worse, each run's interval and
+/// its difference from the first run.
+fn metric_row(
+    (metric, unit, better, pick, figure): &(&str, Unit, Better, Pick, Option<Figure>),
+    aggs: &[Aggregates],
+    samples: &[RunSamples],
+    confidence: Confidence,
+) -> MetricRow {
+    let values: Vec<Option<f64>> = aggs.iter().map(pick).collect();
+    let best = argbest(&values, *better);
+    let worse_by = values
         .iter()
-        .map(|(metric, unit, better, pick)| {
-            let values: Vec<Option<f64>> = aggs.iter().map(pick).collect();
-            let best = argbest(&values, *better);
-            let worse_by = values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let b = values[best?]?;
-                    let v = (*v)?;
-                    if Some(i) == best || b == 0.0 {
-                        return None;
-                    }
-                    Some(match better {
-                        Better::Lower => (v - b) / b,
-                        Better::Higher => (b - v) / b,
-                    })
-                })
-                .collect();
-            MetricRow {
-                metric: (*metric).to_owned(),
-                unit: *unit,
-                better: *better,
-                values,
-                best,
-                worse_by,
+        .enumerate()
+        .map(|(i, v)| {
+            let b = values[best?]?;
+            let v = (*v)?;
+            if Some(i) == best || b == 0.0 {
+                return None;
             }
+            Some(match better {
+                Better::Lower => (v - b) / b,
+                Better::Higher => (b - v) / b,
+            })
         })
         .collect();
+    let estimates = samples
+        .iter()
+        .map(|s| s.estimate((*figure)?, confidence.level))
+        .collect();
+    let differences = (0..samples.len())
+        .map(|i| {
+            if i == 0 {
+                return None;
+            }
+            let f = (*figure)?;
+            let pairs = pairs_for(&samples[0], &samples[i], f);
+            difference(&samples[0], &samples[i], f, pairs.as_deref(), confidence)
+        })
+        .collect();
+    MetricRow {
+        metric: (*metric).to_owned(),
+        unit: *unit,
+        better: *better,
+        values,
+        best,
+        worse_by,
+        figure: *figure,
+        estimates,
+        differences,
+    }
+}
+
+/// The values of requests that pair up between two interleaved runs, for a median's figure;
+/// `None` when they do not pair up.
+pub fn pairs_for(a: &RunSamples, b: &RunSamples, figure: Figure) -> Option<Vec<(f64, f64)>> {
+    match figure {
+        Figure::Percentile { of, pct: 50 } => {
+            let pairs = paired(a, b, of);
+            (pairs.len() >= crate::differences::MIN_PAIRS).then_some(pairs)
+        }
+        _ => None,
+    }
+}
+
+/// Compares runs (2–4 of them, named by what differs between them) on every headline metric,
+/// each run's figures with their intervals and each one's difference from the first run,
+/// Holm-corrected over the table; the lesson claims only what the intervals support.
+pub fn compare(
+    names: &[&str],
+    aggs: &[Aggregates],
+    samples: &[RunSamples],
+    confidence: Confidence,
+) -> Comparison {
+    let mut rows: Vec<MetricRow> = METRICS
+        .iter()
+        .map(|m| metric_row(m, aggs, samples, confidence))
+        .collect();
+    mark_table(
+        rows.iter_mut()
+            .flat_map(|r| r.differences.iter_mut().flatten()),
+        confidence.level,
+    );
+    let tested = rows
+        .iter()
+        .flat_map(|r| r.differences.iter().flatten())
+        .filter(|c| c.p_value.is_some())
+        .count();
     let row = |name: &str| rows.iter().find(|r| r.metric == name);
     let first_token_winner = row("TTFT P50").and_then(|r| r.best);
     let finish_winner = row("E2E (total latency) P50").and_then(|r| r.best);
-    let name = |i: usize| titles.get(i).copied().unwrap_or("?");
     let line = |i: usize| Some((p50(aggs[i].ttft)?, per_token_ms(&aggs[i])?));
     let crossover = first_token_winner.and_then(|early| {
         (0..aggs.len())
@@ -329,48 +422,44 @@ pub fn compare(titles: &[&str], aggs: &[Aggregates]) -> Comparison {
             .filter_map(|late| crossover(early, late, line(early)?, line(late)?))
             .min_by(|a, b| a.at_ms.total_cmp(&b.at_ms))
     });
-    let mut lesson = match (first_token_winner, finish_winner) {
-        (Some(s), Some(e)) if s != e => {
-            let gap = p50(aggs[e].ttft).unwrap_or(0.0) - p50(aggs[s].ttft).unwrap_or(0.0);
-            let mut text = format!(
-                "“{}” finishes first, but “{}” shows its first token {} sooner: users will feel “{}” is faster. Total latency lies.",
-                name(e),
-                name(s),
-                ms(gap),
-                name(s)
-            );
-            if let Some(c) = crossover {
-                text.push_str(&format!(
-                    " “{}” only catches up at token {:.0} ({}); answers shorter than that are seen sooner on “{}”.",
-                    name(c.late),
-                    c.at_token.ceil(),
-                    ms(c.at_ms),
-                    name(c.early)
-                ));
-            }
-            text
-        }
-        (Some(s), _) => {
-            format!(
-                "“{}” is ahead both on first token and on total latency.",
-                name(s)
-            )
-        }
-        _ => String::from("Not enough successful requests to compare."),
-    };
-    let reader = reader_preference(titles, aggs);
-    if let Some((_, sentence)) = &reader {
-        lesson.push(' ');
-        lesson.push_str(sentence);
-    }
+    let verdict = crate::lesson::lesson(names, aggs, samples, &rows, crossover, confidence);
     Comparison {
+        table_note: table_note(tested, confidence),
         rows,
         first_token_winner,
         finish_winner,
         crossover,
-        reader_winner: reader.and_then(|r| r.0),
-        lesson,
+        reader_winner: verdict.reader_winner,
+        lesson: verdict.text,
+        confidence,
     }
+}
+
+/// What the table's marks mean, in one sentence.
+fn table_note(tested: usize, confidence: Confidence) -> String {
+    let level = (confidence.level * 100.0).round();
+    let risk = 100.0 - level;
+    format!(
+        "Each figure shows its {level:.0} % interval; each difference is from the first run, with its interval. A difference is marked only when its interval excludes zero after Holm's correction over the table's {tested} differences, so the chance that any mark in the table is noise stays at or below {risk:.0} %. “≈” marks figures that cannot be told apart, with the requests per side that would show a {:.0} % difference.",
+        confidence.detect * 100.0
+    )
+}
+
+/// [`compare`] from the reports themselves: each run's aggregates and samples, then the
+/// comparison (the aggregates are returned for the charts).
+pub fn compare_reports(
+    names: &[&str],
+    reports: &[&Report],
+    confidence: Confidence,
+) -> (Vec<Aggregates>, Vec<RunSamples>, Comparison) {
+    let aggs: Vec<Aggregates> = reports.iter().map(|r| r.aggregates()).collect();
+    let samples: Vec<RunSamples> = reports
+        .iter()
+        .zip(&aggs)
+        .map(|(r, a)| RunSamples::of(r, a))
+        .collect();
+    let cmp = compare(names, &aggs, &samples, confidence);
+    (aggs, samples, cmp)
 }
 
 /// When the runs compared were measured by different clients, what each one's times include,

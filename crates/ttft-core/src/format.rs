@@ -11,3 +11,22 @@ pub fn ms(x: f64) -> String {
         x => format!("{x:.2} ms"),
     }
 }
+
+/// A range of durations, the unit written once when both ends share it: `2.62–2.90 s`,
+/// `−1.20 to 3.40 ms`.
+pub fn ms_range(lo: f64, hi: f64) -> String {
+    let (a, b) = (ms(lo), ms(hi));
+    let unit = |s: &str| s.rsplit_once(' ').map(|(_, u)| u.to_owned());
+    match (unit(&a), unit(&b)) {
+        (Some(ua), Some(ub)) if ua == ub => {
+            let head = a.trim_end_matches(&format!(" {ua}")).to_owned();
+            if lo < 0.0 || hi < 0.0 {
+                format!("{head} to {b}")
+            } else {
+                format!("{head}–{b}")
+            }
+        }
+        _ if lo >= 0.0 && hi >= 0.0 => format!("{a}–{b}"),
+        _ => format!("{a} to {b}"),
+    }
+}

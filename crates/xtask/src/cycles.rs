@@ -64,6 +64,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
         "measurement",
         &[
             "stats",
+            "uncertainty",
             "format",
             "finding",
             "sse",
@@ -88,6 +89,9 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
         "analysis",
         &[
             "run_stats",
+            "run_intervals",
+            "differences",
+            "lesson",
             "record_experience",
             "slo",
             "client_health",

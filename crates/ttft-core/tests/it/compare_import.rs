@@ -2,7 +2,8 @@
 
 use serde_json::json;
 use ttft_core::compare::Unit;
-use ttft_core::compare::{compare, crossover, tokens_visible};
+use ttft_core::compare::{Comparison, compare_reports, crossover, tokens_visible};
+use ttft_core::differences::Confidence;
 use ttft_core::import::{Format, ImportError, import, import_files};
 use ttft_core::metrics::{MetricsConfig, TokenSource};
 use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord};
@@ -174,6 +175,11 @@ fn studio_reports_round_trip_and_bad_files_say_what_to_do() {
     );
 }
 
+/// The comparison of runs at the default 95 %.
+fn cmp_of(names: &[&str], runs: &[&Report]) -> Comparison {
+    compare_reports(names, runs, Confidence::default()).2
+}
+
 #[test]
 fn the_articles_two_models_cross_at_token_109() {
     let a = import(&vllm_file("model-a", 5, 0.8, 0.065, 200))
@@ -184,7 +190,7 @@ fn the_articles_two_models_cross_at_token_109() {
         .unwrap()
         .1
         .remove(0);
-    let cmp = compare(&["A", "B"], &[a.aggregates(), b.aggregates()]);
+    let cmp = cmp_of(&["A", "B"], &[&a, &b]);
     assert_eq!(cmp.first_token_winner, Some(0));
     assert_eq!(cmp.finish_winner, Some(1), "200 tokens: B finishes first");
     let c = cmp.crossover.unwrap();
@@ -192,8 +198,9 @@ fn the_articles_two_models_cross_at_token_109() {
     assert!((c.at_token - 109.0).abs() < 1e-6, "{}", c.at_token);
     assert!((c.at_ms - 7820.0).abs() < 1e-6, "{}", c.at_ms);
     assert!(
-        cmp.lesson
-            .contains("“A” shows its first token 2.70 s sooner"),
+        cmp.lesson.contains(
+            "“A” shows its first token 2.70 s sooner than “B” (95 % interval 2.70–2.70 s)"
+        ),
         "{}",
         cmp.lesson
     );
@@ -216,20 +223,22 @@ fn the_articles_two_models_cross_at_token_109() {
 
 #[test]
 fn one_run_ahead_on_both_has_no_crossover() {
-    let a = import(&vllm_file("a", 3, 0.3, 0.02, 50))
+    let a = import(&vllm_file("a", 8, 0.3, 0.02, 50))
         .unwrap()
         .1
         .remove(0);
-    let b = import(&vllm_file("b", 3, 0.9, 0.05, 50))
+    let b = import(&vllm_file("b", 8, 0.9, 0.05, 50))
         .unwrap()
         .1
         .remove(0);
-    let cmp = compare(&["fast", "slow"], &[a.aggregates(), b.aggregates()]);
+    let cmp = cmp_of(&["fast", "slow"], &[&a, &b]);
     assert_eq!(cmp.first_token_winner, Some(0));
     assert_eq!(cmp.finish_winner, Some(0));
     assert!(cmp.crossover.is_none());
     assert!(
-        cmp.lesson.contains("“fast” is ahead both"),
+        cmp.lesson.contains(
+            "“fast” shows its first token 600 ms sooner than “slow” (95 % interval 600–600 ms), and it finishes first too"
+        ),
         "{}",
         cmp.lesson
     );
@@ -288,10 +297,10 @@ fn a_reader_prefers_the_early_starter_and_the_lesson_says_why() {
     // then faster than reading: QoE 1. B: first word 2.5 s late, L = 200 × 250 ms = 50 s:
     // QoE ((50 − 2.5) / 50)² = 0.9025. B still finishes first.
     let (a, b) = (
-        words_run(3, 800.0, 65.0, 200, None),
-        words_run(3, 3500.0, 40.0, 200, None),
+        words_run(8, 800.0, 65.0, 200, None),
+        words_run(8, 3500.0, 40.0, 200, None),
     );
-    let cmp = compare(&["model-a", "model-b"], &[a.aggregates(), b.aggregates()]);
+    let cmp = cmp_of(&["model-a", "model-b"], &[&a, &b]);
     assert_eq!(cmp.finish_winner, Some(1));
     assert_eq!(cmp.reader_winner, Some(0));
     // The article's point in figures: A's first word 2.7 s sooner, B done 2,275 ms sooner
@@ -305,7 +314,7 @@ fn a_reader_prefers_the_early_starter_and_the_lesson_says_why() {
     assert!(!same.trades_off());
     assert!(
         cmp.lesson.contains(
-            "A reader prefers “model-a”: reading QoE 1.00 vs 0.90, because “model-b” keeps them waiting 3.50 s before the first word."
+            "A reader prefers “model-a”: reading QoE 1.00 vs 0.90 (difference 0.10, 95 % interval 0.10–0.10), because “model-b” keeps them waiting 3.50 s before the first word."
         ),
         "{}",
         cmp.lesson
@@ -342,16 +351,13 @@ fn a_stall_mid_answer_loses_the_reader_and_is_named() {
     // Both: first word at 0.5 s, 40 words 50 ms apart. "stalls" waits 6.4 s more before word
     // 20 (at 7.9 s): the reader, done with 20 words at 5.5 s, sits 2.4 s. QoE over [0, 11 s]:
     // 12.5e6 (E to 6 s) + 5000 × 1900 + (5000 + 8100) / 2 × 3100 = 42.305e6 of 50e6.
-    let steady = words_run(2, 500.0, 50.0, 40, None);
-    let stalls = words_run(2, 500.0, 50.0, 40, Some((20, 6400.0)));
-    let cmp = compare(
-        &["stalls", "steady"],
-        &[stalls.aggregates(), steady.aggregates()],
-    );
+    let steady = words_run(8, 500.0, 50.0, 40, None);
+    let stalls = words_run(8, 500.0, 50.0, 40, Some((20, 6400.0)));
+    let cmp = cmp_of(&["stalls", "steady"], &[&stalls, &steady]);
     assert_eq!(cmp.reader_winner, Some(1));
     assert!(
         cmp.lesson.contains(
-            "A reader prefers “steady”: reading QoE 1.00 vs 0.85, because “stalls” leaves them waiting mid-answer (up to 2.40 s, in 2 of 2 requests)."
+            "A reader prefers “steady”: reading QoE 1.00 vs 0.85 (difference 0.15, 95 % interval 0.15–0.15), because “stalls” leaves them waiting mid-answer (up to 2.40 s, in 8 of 8 requests)."
         ),
         "{}",
         cmp.lesson
@@ -366,11 +372,11 @@ fn a_stall_mid_answer_loses_the_reader_and_is_named() {
     assert!((row(&cmp, "Reading QoE P50").values[0].unwrap() - 0.8461).abs() < 1e-9);
 
     // Too close to call, or nothing to read (imports keep no text): said, or left out.
-    let cmp = compare(&["x", "y"], &[steady.aggregates(), steady.aggregates()]);
+    let cmp = cmp_of(&["x", "y"], &[&steady, &steady]);
     assert_eq!(cmp.reader_winner, None);
     assert!(
         cmp.lesson
-            .contains("A reader would not tell “x” and “y” apart: reading QoE 1.00 vs 1.00."),
+            .contains("A reader could not tell “x” and “y” apart on this evidence: reading QoE 1.00 vs 1.00; 95 % interval of the difference 0.00 to 0.00."),
         "{}",
         cmp.lesson
     );
@@ -378,7 +384,34 @@ fn a_stall_mid_answer_loses_the_reader_and_is_named() {
         .unwrap()
         .1
         .remove(0);
-    let cmp = compare(&["x", "y"], &[steady.aggregates(), bare.aggregates()]);
+    let cmp = cmp_of(&["x", "y"], &[&steady, &bare]);
     assert_eq!(cmp.reader_winner, None);
     assert!(!cmp.lesson.contains("reader"), "{}", cmp.lesson);
+}
+
+#[test]
+fn too_few_requests_are_said_instead_of_a_verdict() {
+    // Three requests a side: a 2.7 s head start on every request, and still no interval can
+    // exist, so the lesson claims nothing and says what it needs.
+    let a = import(&vllm_file("model-a", 3, 0.8, 0.065, 200))
+        .unwrap()
+        .1
+        .remove(0);
+    let b = import(&vllm_file("model-b", 3, 3.5, 0.040, 200))
+        .unwrap()
+        .1
+        .remove(0);
+    let cmp = cmp_of(&["A", "B"], &[&a, &b]);
+    assert!(!cmp.lesson.contains("sooner"), "{}", cmp.lesson);
+    assert!(!cmp.lesson.contains("users will feel"), "{}", cmp.lesson);
+    assert!(
+        cmp.lesson
+            .contains("too few requests for an interval: run at least 4 per side"),
+        "{}",
+        cmp.lesson
+    );
+    let ttft = row(&cmp, "TTFT P50");
+    let cell = ttft.differences[1].unwrap();
+    assert!(!cell.different && cell.interval.is_none(), "{cell:?}");
+    assert_eq!(cell.needs_per_side, Some(4));
 }

@@ -3,6 +3,7 @@
 mod analysis;
 mod capture;
 mod compare_import;
+mod compare_verdicts;
 mod conformance;
 mod diagnosis;
 mod dialects;
@@ -20,3 +21,4 @@ mod scenario;
 mod server_metrics;
 mod sse;
 mod timeline_file;
+mod uncertainty;

@@ -2,7 +2,7 @@
 //! (report files; share links: `crates/ttft-share/tests`) and how the comparison reads them
 //! beside the reading QoE.
 
-use ttft_core::compare::{compare, vote_summary};
+use ttft_core::compare::vote_summary;
 use ttft_core::report::{EndpointInfo, Report, read_json};
 use ttft_core::review::{
     BlindVote, Choice, Preference, Run, VoteTally, pair_for_review, tally, tally_both,
@@ -213,7 +213,9 @@ fn article() -> (Report, Report) {
 #[test]
 fn the_comparison_says_whether_reading_qoe_agrees_with_the_reviewers() {
     let (mut a, mut b) = article();
-    let cmp = compare(&["model-a", "model-b"], &[a.aggregates(), b.aggregates()]);
+    let cmp =
+        ttft_core::compare::compare_reports(&["model-a", "model-b"], &[&a, &b], Default::default())
+            .2;
     assert_eq!(cmp.reader_winner, Some(0));
     assert_eq!(vote_summary(&[&a, &b], &cmp), None);
 
@@ -290,7 +292,7 @@ fn three_runs_count_every_pair() {
     vote(&mut a, &mut c, 2.0, Some(true));
     vote(&mut b, &mut c, 3.0, Some(true));
     let titles = ["model-a", "model-b", "model-c"];
-    let cmp = compare(&titles, &[a.aggregates(), b.aggregates(), c.aggregates()]);
+    let cmp = ttft_core::compare::compare_reports(&titles, &[&a, &b, &c], Default::default()).2;
     let v = vote_summary(&[&a, &b, &c], &cmp).unwrap();
     assert_eq!(
         (v.wins.clone(), v.total, v.winner),

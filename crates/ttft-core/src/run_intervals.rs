@@ -1,0 +1,268 @@
+//! How sure each of a run's figures is: the samples behind its headline figures, taken once
+//! from the report ([`RunSamples`]), and each figure's estimate with its interval
+//! ([`RunSamples::estimate`]) by the methods of [`crate::uncertainty`]. Share links recompute
+//! them on opening (they store nothing new); a link that left out per-gap timings carries
+//! the original run's figures without the gaps, so its ITL has no interval.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::RequestMetrics;
+use crate::record_experience::request_experience;
+use crate::report::{Aggregates, Report, RequestRecord};
+use crate::stats::sorted;
+use crate::uncertainty::bootstrap::{self, Clusters, MIN_CLUSTERS, REPLICATES, seed_of};
+use crate::uncertainty::proportion::proportion_estimate;
+use crate::uncertainty::quantile::{percentile_estimate, requests_needed};
+use crate::uncertainty::{Estimate, sane_level};
+
+/// A per-request value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PerRequest {
+    /// Time to first byte.
+    Ttfb,
+    /// Time to first token.
+    Ttft,
+    /// Time to the first answer token.
+    FirstAnswer,
+    /// Time to the meaningful first token.
+    Meaningful,
+    /// Time per output token.
+    Tpot,
+    /// End to end.
+    E2e,
+    /// Decode rate (tokens/s).
+    DecodeRate,
+    /// Time to valid JSON.
+    JsonValid,
+    /// Reading QoE.
+    Qoe,
+    /// Fluidity miss rate.
+    FluidityMiss,
+}
+
+impl PerRequest {
+    /// Every per-request value.
+    pub const ALL: [PerRequest; 10] = [
+        PerRequest::Ttfb,
+        PerRequest::Ttft,
+        PerRequest::FirstAnswer,
+        PerRequest::Meaningful,
+        PerRequest::Tpot,
+        PerRequest::E2e,
+        PerRequest::DecodeRate,
+        PerRequest::JsonValid,
+        PerRequest::Qoe,
+        PerRequest::FluidityMiss,
+    ];
+
+    /// The value of a successful request's metrics (the experience scores are not there).
+    fn of(self, m: &RequestMetrics) -> Option<f64> {
+        match self {
+            PerRequest::Ttfb => m.ttfb_ms,
+            PerRequest::Ttft => m.ttft_ms,
+            PerRequest::FirstAnswer => m.first_answer_ms,
+            PerRequest::Meaningful => m.meaningful_ms,
+            PerRequest::Tpot => m.tpot_ms,
+            PerRequest::E2e => m.e2e_ms,
+            PerRequest::DecodeRate => m.decode_tokens_per_s,
+            PerRequest::JsonValid => m.json_valid_ms(),
+            PerRequest::Qoe | PerRequest::FluidityMiss => None,
+        }
+    }
+}
+
+/// A share of requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Share {
+    /// Requests that succeeded within the thresholds.
+    Goodput,
+    /// Requests that failed.
+    Errors,
+    /// Requests whose reader waited mid-answer (of those with a reading score).
+    ReaderWaits,
+}
+
+/// A figure of a run that is a statistic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Figure {
+    /// Percentile `pct` (0–100) of a per-request value.
+    Percentile {
+        /// The value.
+        of: PerRequest,
+        /// The percentile.
+        pct: u8,
+    },
+    /// Percentile `pct` of the per-token gaps (ITL), pooled over requests.
+    Itl {
+        /// The percentile.
+        pct: u8,
+    },
+    /// A share of requests.
+    Share {
+        /// Which share.
+        of: Share,
+    },
+}
+
+/// The samples behind a run's figures: sorted per-request values, the per-token gaps grouped
+/// by request, and the counts behind its shares.
+#[derive(Debug, Clone, Default)]
+pub struct RunSamples {
+    /// Per value, the successful measured requests' values, ascending.
+    per_request: Vec<(PerRequest, Vec<f64>)>,
+    /// Per-token gaps by request.
+    itl: Clusters,
+    /// Measured requests.
+    pub requests: usize,
+    /// Failed measured requests.
+    pub errors: usize,
+    /// Measured requests within the thresholds.
+    pub good: usize,
+    /// Requests with a reading score, and of them those with a reader wait.
+    pub reading: (usize, usize),
+    /// Per value, `(pair, value)` of the successful requests that carry a pair index
+    /// (interleaved runs), ascending by pair.
+    pairs: Vec<(PerRequest, Vec<(u32, f64)>)>,
+}
+
+impl RunSamples {
+    /// The samples of a run, with `agg` its [`crate::run_stats::RunStats::aggregates`] (for the
+    /// goodput count). The experience scores are taken per request only when `agg` holds them.
+    pub fn of(report: &Report, agg: &Aggregates) -> Self {
+        let reqs: Vec<&RequestRecord> = report.headline_requests().collect();
+        let ok: Vec<&RequestRecord> = reqs.iter().copied().filter(|r| r.outcome.is_ok()).collect();
+        let mut per_request: Vec<(PerRequest, Vec<f64>)> = PerRequest::ALL
+            .iter()
+            .map(|k| {
+                let values: Vec<f64> = ok.iter().filter_map(|r| k.of(&r.metrics)).collect();
+                (*k, sorted(&values))
+            })
+            .collect();
+        let scored = agg.experience.reading_requests + agg.experience.fluidity_requests > 0;
+        if scored {
+            let (mut qoe, mut miss) = (Vec::new(), Vec::new());
+            for r in &ok {
+                let e = request_experience(r, &report.experience);
+                qoe.extend(e.reading.map(|x| x.qoe));
+                miss.extend(e.fluidity.map(|x| x.miss_rate));
+            }
+            for (k, v) in &mut per_request {
+                match k {
+                    PerRequest::Qoe => *v = sorted(&qoe),
+                    PerRequest::FluidityMiss => *v = sorted(&miss),
+                    _ => {}
+                }
+            }
+        }
+        let mut gaps = Vec::new();
+        let mut spans = Vec::with_capacity(ok.len());
+        for r in &ok {
+            let a = gaps.len();
+            r.metrics.extend_per_token_itl(&mut gaps);
+            spans.push((a, gaps.len()));
+        }
+        let itl = Clusters::new(spans.iter().map(|(a, b)| &gaps[*a..*b]));
+        Self {
+            per_request,
+            itl,
+            requests: reqs.len(),
+            errors: reqs.len() - ok.len(),
+            good: (agg.goodput * reqs.len() as f64).round() as usize,
+            reading: (agg.experience.reading_requests, agg.experience.with_waits),
+            pairs: Vec::new(),
+        }
+    }
+
+    /// `(pair, value)` of `of` for the requests with a pair index, ascending by pair.
+    pub fn pair_values(&self, of: PerRequest) -> &[(u32, f64)] {
+        self.pairs
+            .iter()
+            .find(|(k, _)| *k == of)
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
+
+    /// The sorted values of a per-request figure (empty when the run has none).
+    pub fn values(&self, of: PerRequest) -> &[f64] {
+        self.per_request
+            .iter()
+            .find(|(k, _)| *k == of)
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
+
+    /// The per-token gaps by request.
+    pub fn itl(&self) -> &Clusters {
+        &self.itl
+    }
+
+    /// `(hits, out of)` of a share.
+    pub fn share(&self, of: Share) -> (usize, usize) {
+        match of {
+            Share::Goodput => (self.good, self.requests),
+            Share::Errors => (self.errors, self.requests),
+            Share::ReaderWaits => (self.reading.1, self.reading.0),
+        }
+    }
+
+    /// A figure with its interval at `level` (or what it needs for one); `None` when the run
+    /// has no value for it.
+    pub fn estimate(&self, figure: Figure, level: f64) -> Option<Estimate> {
+        let level = sane_level(level);
+        match figure {
+            Figure::Percentile { of, pct } => {
+                percentile_estimate(self.values(of), f64::from(pct) / 100.0, level)
+            }
+            Figure::Itl { pct } => itl_estimate(&self.itl, f64::from(pct) / 100.0, level),
+            Figure::Share { of } => {
+                let (hits, n) = self.share(of);
+                proportion_estimate(hits, n, level)
+            }
+        }
+    }
+}
+
+/// Requests a per-gap percentile needs for a cluster-bootstrap interval: at least
+/// [`MIN_CLUSTERS`], and as many as the same percentile of a per-request value (requests are
+/// the independent units; with fewer, a P99's bootstrap covered 90 %, `tests/it/uncertainty.rs`).
+pub fn itl_requests_needed(p: f64, level: f64) -> usize {
+    MIN_CLUSTERS.max(requests_needed(p, level))
+}
+
+/// A per-gap percentile with its cluster-bootstrap interval (seeded by the percentile).
+pub fn itl_estimate(gaps: &Clusters, p: f64, level: f64) -> Option<Estimate> {
+    let value = gaps.percentile(p)?;
+    let n = gaps.groups();
+    let needs = itl_requests_needed(p, level);
+    if n < needs {
+        return Some(Estimate::without_interval(value, n, Some(needs)));
+    }
+    let reps = gaps.replicates(p, REPLICATES, seed_of(&format!("itl p{p}")));
+    Some(Estimate {
+        value,
+        interval: bootstrap::expanded_interval(&reps, value, level, n),
+        n,
+        needs: None,
+    })
+}
+
+/// The values of `of` of the requests that pair up between two runs run interleaved (the same
+/// prompt sent to each, back to back), in pair order: empty when the runs were not interleaved.
+pub fn paired(a: &RunSamples, b: &RunSamples, of: PerRequest) -> Vec<(f64, f64)> {
+    let (pa, pb) = (a.pair_values(of), b.pair_values(of));
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < pa.len() && j < pb.len() {
+        match pa[i].0.cmp(&pb[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push((pa[i].1, pb[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,271 @@
+//! A seeded cluster bootstrap for percentiles of values that come in groups (a request's
+//! gaps): each replicate draws whole requests with replacement and takes the percentile of
+//! their pooled values, so the correlation within a request is kept. Per-request values are
+//! the case of groups of one.
+//!
+//! A replicate's percentile almost always lies near the sample's, so each replicate counts
+//! what lies below a band around it request by request and walks only the band
+//! ([`Clusters::replicates`]): a 10,000-request run's million gaps cost a few ms per thousand
+//! replicates instead of a pass over every gap each. The band is 8 standard errors of the
+//! percentile's rank (Woodruff's cluster-robust variance) either side; a replicate outside it
+//! is walked in full, so the result is the plain bootstrap's either way.
+
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+use super::{Interval, sane_level};
+use crate::stats::percentile_sorted;
+
+/// Fewer requests than this give no cluster-bootstrap interval: with fewer, the replicates
+/// cannot show how much requests differ (measured: from 20 requests a 95 % interval of an ITL
+/// P90 covered 91.7 %, from 40 about 92.5 %, from 100 about 95 %; `tests/it/uncertainty.rs`).
+pub const MIN_CLUSTERS: usize = 40;
+
+/// Replicates drawn for an interval or a difference.
+pub const REPLICATES: usize = 1000;
+
+/// Values grouped by the request they came from, pooled and sorted once.
+#[derive(Debug, Clone, Default)]
+pub struct Clusters {
+    /// Every value with its group's index, ascending by value.
+    pooled: Vec<(f64, u32)>,
+    /// Values per group (groups without values are left out).
+    sizes: Vec<u32>,
+}
+
+impl Clusters {
+    /// Groups of values (non-finite values and empty groups are left out).
+    pub fn new<'a>(groups: impl IntoIterator<Item = &'a [f64]>) -> Self {
+        let mut pooled = Vec::new();
+        let mut sizes = Vec::new();
+        for g in groups {
+            let before = pooled.len();
+            let id = sizes.len() as u32;
+            pooled.extend(g.iter().filter(|x| x.is_finite()).map(|x| (*x, id)));
+            if pooled.len() > before {
+                sizes.push((pooled.len() - before) as u32);
+            }
+        }
+        pooled.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        Self { pooled, sizes }
+    }
+
+    /// One value per group.
+    pub fn singletons(values: &[f64]) -> Self {
+        Self::new(values.chunks(1))
+    }
+
+    /// Groups (requests).
+    pub fn groups(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Values (gaps).
+    pub fn values(&self) -> usize {
+        self.pooled.len()
+    }
+
+    /// The pooled values, ascending.
+    pub fn sorted_values(&self) -> Vec<f64> {
+        self.pooled.iter().map(|(v, _)| *v).collect()
+    }
+
+    /// Percentile `p` (0–1) of the pooled values (type 7).
+    pub fn percentile(&self, p: f64) -> Option<f64> {
+        let n = self.pooled.len();
+        if n == 0 {
+            return None;
+        }
+        let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+        let lo = h.floor() as usize;
+        let hi = (lo + 1).min(n - 1);
+        let (a, b) = (self.pooled[lo].0, self.pooled[hi].0);
+        Some(a + (h - lo as f64) * (b - a))
+    }
+
+    /// `b` bootstrap replicates of percentile `p` (0–1), drawn with `seed`: the same data and
+    /// seed always give the same replicates. Empty without values.
+    pub fn replicates(&self, p: f64, b: usize, seed: u64) -> Vec<f64> {
+        let (n, k) = (self.pooled.len(), self.sizes.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        let p = p.clamp(0.0, 1.0);
+        let (band_lo, band_hi) = self.band(p);
+        // Each group's values below the band.
+        let mut below = vec![0u32; k];
+        for (_, g) in &self.pooled[..band_lo] {
+            below[*g as usize] += 1;
+        }
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut weights = vec![0u32; k];
+        (0..b)
+            .map(|_| {
+                weights.iter_mut().for_each(|w| *w = 0);
+                for _ in 0..k {
+                    weights[rng.usize(..k)] += 1;
+                }
+                self.weighted_percentile(&weights, &below, p, (band_lo, band_hi))
+            })
+            .collect()
+    }
+
+    /// The ranks `[lo, hi)` of the pooled values a replicate's percentile almost surely lies
+    /// between (see the module doc).
+    fn band(&self, p: f64) -> (usize, usize) {
+        let (n, k) = (self.pooled.len(), self.sizes.len());
+        let h = ((n - 1) as f64 * p).floor() as usize;
+        // Woodruff: the share of values at or below the percentile, its cluster-robust SE.
+        let mut at_or_below = vec![0u32; k];
+        for (_, g) in &self.pooled[..=h] {
+            at_or_below[*g as usize] += 1;
+        }
+        let share = (h + 1) as f64 / n as f64;
+        let ss: f64 = at_or_below
+            .iter()
+            .zip(&self.sizes)
+            .map(|(c, m)| (*c as f64 - share * *m as f64).powi(2))
+            .sum();
+        let se = if k > 1 {
+            (ss * k as f64 / (k - 1) as f64).sqrt() / n as f64
+        } else {
+            1.0
+        };
+        let reach = ((8.0 * se + 2.0 / n as f64) * n as f64).ceil() as usize + 2;
+        (h.saturating_sub(reach), (h + reach + 2).min(n))
+    }
+
+    /// The type-7 percentile of the pooled values each group weighted by its draw count.
+    fn weighted_percentile(
+        &self,
+        weights: &[u32],
+        below: &[u32],
+        p: f64,
+        (band_lo, band_hi): (usize, usize),
+    ) -> f64 {
+        let total: u64 = weights
+            .iter()
+            .zip(&self.sizes)
+            .map(|(w, m)| u64::from(*w) * u64::from(*m))
+            .sum();
+        let h = (total - 1) as f64 * p;
+        let lo = h.floor() as u64;
+        let frac = h - lo as f64;
+        let start: u64 = weights
+            .iter()
+            .zip(below)
+            .map(|(w, c)| u64::from(*w) * u64::from(*c))
+            .sum();
+        let found = if start <= lo {
+            walk(
+                &self.pooled[band_lo..band_hi],
+                weights,
+                start,
+                lo,
+                band_hi == self.pooled.len(),
+            )
+        } else {
+            None
+        };
+        let (a, b) = found.unwrap_or_else(|| {
+            walk(&self.pooled, weights, 0, lo, true).expect("rank within the weighted total")
+        });
+        a + frac * (b - a)
+    }
+}
+
+/// The values at weighted positions `rank` and `rank + 1` (the last value when `rank` is the
+/// last position), walking `values` from weighted position `start`; `None` when they lie past
+/// the slice (`to_end`: the slice ends where the values do).
+fn walk(
+    values: &[(f64, u32)],
+    weights: &[u32],
+    start: u64,
+    rank: u64,
+    to_end: bool,
+) -> Option<(f64, f64)> {
+    let mut cum = start;
+    let mut first = None;
+    for (v, g) in values {
+        let w = u64::from(weights[*g as usize]);
+        if w == 0 {
+            continue;
+        }
+        let next = cum + w;
+        match first {
+            None if rank < next => {
+                if rank + 1 < next {
+                    return Some((*v, *v));
+                }
+                first = Some(*v);
+            }
+            Some(a) => return Some((a, *v)),
+            None => {}
+        }
+        cum = next;
+    }
+    // The last value: its successor is itself.
+    first.filter(|_| to_end).map(|a| (a, a))
+}
+
+/// The percentile interval of bootstrap replicates (type 7 at `(1 ∓ level)/2`).
+pub fn percentile_interval(replicates: &[f64], level: f64) -> Option<Interval> {
+    let mut r = replicates.to_vec();
+    r.sort_unstable_by(f64::total_cmp);
+    let tail = (1.0 - sane_level(level)) / 2.0;
+    Some(Interval {
+        lo: percentile_sorted(&r, tail * 100.0)?,
+        hi: percentile_sorted(&r, (1.0 - tail) * 100.0)?,
+        level: sane_level(level),
+    })
+}
+
+/// The expanded percentile interval of bootstrap replicates from `groups` resampled units
+/// (Hesterberg 2015): the plain percentile interval is too narrow with few units (its
+/// variance is the sample's, short by `(k − 1)/k`, and it uses normal rather than t tails), so
+/// the tails taken are `Φ(−√(k/(k−1))·t_{k−1, (1−level)/2})` instead of `(1 − level)/2`.
+pub fn expanded_interval(
+    replicates: &[f64],
+    estimate: f64,
+    level: f64,
+    groups: usize,
+) -> Option<Interval> {
+    if groups < 2 || replicates.is_empty() {
+        return None;
+    }
+    let level = sane_level(level);
+    let k = groups as f64;
+    let normal = Normal::standard();
+    let t = StudentsT::new(0.0, 1.0, k - 1.0)
+        .ok()?
+        .inverse_cdf(0.5 + level / 2.0);
+    let z = (k / (k - 1.0)).sqrt() * t;
+    // Bias correction: the replicates' median off the estimate shifts both tails.
+    let below = replicates.iter().filter(|r| **r < estimate).count() as f64;
+    let ties = replicates.iter().filter(|r| **r == estimate).count() as f64;
+    let share = ((below + ties / 2.0) / replicates.len() as f64).clamp(0.001, 0.999);
+    let z0 = normal.inverse_cdf(share);
+    let mut r = replicates.to_vec();
+    r.sort_unstable_by(f64::total_cmp);
+    Some(Interval {
+        lo: percentile_sorted(&r, normal.cdf(2.0 * z0 - z) * 100.0)?,
+        hi: percentile_sorted(&r, normal.cdf(2.0 * z0 + z) * 100.0)?,
+        level,
+    })
+}
+
+/// The two-sided bootstrap p-value of "no difference" from replicates of a difference: twice
+/// the smaller share on either side of zero (with the usual +1, so never 0), at most 1.
+pub fn p_value(differences: &[f64]) -> f64 {
+    let b = differences.len() as f64;
+    let le = differences.iter().filter(|d| **d <= 0.0).count() as f64;
+    let ge = differences.iter().filter(|d| **d >= 0.0).count() as f64;
+    (2.0 * (le.min(ge) + 1.0) / (b + 1.0)).min(1.0)
+}
+
+/// A seed from a name, so each figure has its own stream of draws and a report always
+/// shows the same intervals (FNV-1a).
+pub fn seed_of(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
