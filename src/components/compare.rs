@@ -63,7 +63,7 @@ fn comparison_view(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyVi
             Some(format!("{}: {flag}", r.title))
         })
         .collect();
-    let votes = vote_summary(&picked, &cmp);
+    let votes = vote_summary(&titles, &picked, &cmp);
     let vote_row = votes.as_ref().map(|v| {
         let (winner, total) = (v.winner, v.total);
         let cells = v

@@ -20,3 +20,4 @@ mod scenario;
 mod server_metrics;
 mod sse;
 mod timeline_file;
+mod votes;
