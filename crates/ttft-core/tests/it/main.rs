@@ -10,6 +10,7 @@ mod experience;
 mod fuzz;
 mod linear;
 mod locust;
+mod naming;
 mod openers;
 mod peer_files;
 mod probe;
