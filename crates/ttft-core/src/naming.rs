@@ -188,7 +188,7 @@ pub fn identity_names(ids: &[RunIdentity]) -> Vec<String> {
         chosen.iter().map(|&f| values[i][f].clone()).collect()
     };
     let alike = |i: usize, j: usize, chosen: &[usize]| key(i, chosen) == key(j, chosen);
-    for f in 0..FACETS.len() {
+    for (f, _) in FACETS.iter().enumerate() {
         let splits = (0..ids.len()).any(|i| {
             (i + 1..ids.len()).any(|j| alike(i, j, &chosen) && values[i][f] != values[j][f])
         });
