@@ -13,6 +13,11 @@
 //! (so poor seeds, such as consecutive numbers, still spread): the mixed value's lowest bit
 //! puts run A on the left (0) or the right (1), the rest picks the pair. The same seed gives
 //! the same pair, so a review can be replayed and tested.
+//!
+//! **What the votes tell.** [`vote_test`] is the exact binomial test of the decisive votes
+//! ("same" votes left out) against no preference, with an exact interval of the share
+//! preferring the leader and how many more votes would tell a 70/30 preference; the studio
+//! writes a preference only when the test is conclusive ([`VoteTest::verdict`]).
 
 use serde::{Deserialize, Serialize};
 
