@@ -7,7 +7,8 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use ttft_core::compare::head_start;
-use ttft_core::report::Aggregates;
+use ttft_core::naming::distinguishing_names;
+use ttft_core::report::{Aggregates, Report};
 use ttft_core::scenario::{ScenarioConfig, ScenarioKind};
 
 use super::run::run_scenario;
@@ -80,12 +81,15 @@ pub fn start_article_comparison(studio: Studio) {
             set_compared(studio, *id, true);
         }
         let guide = studio.state.with_untracked(|s| {
-            let aggs: Vec<Aggregates> = ids
+            let reports: Vec<&Report> = ids
                 .iter()
-                .filter_map(|id| s.run(*id).map(|r| r.report.aggregates()))
+                .filter_map(|id| s.run(*id).map(|r| r.report.as_ref()))
                 .collect();
-            match aggs.as_slice() {
-                [a, b] => guide_sentence(a, b),
+            let aggs: Vec<Aggregates> = reports.iter().map(|r| r.aggregates()).collect();
+            // Named by what differs between them: their models.
+            let names = distinguishing_names(&reports);
+            match (aggs.as_slice(), names.as_slice()) {
+                ([a, b], [na, nb]) => guide_sentence(a, b, [na.as_str(), nb.as_str()]),
                 _ => None,
             }
         });
@@ -96,12 +100,11 @@ pub fn start_article_comparison(studio: Studio) {
     });
 }
 
-/// What to look at, in words, from the core's [`head_start`] of the two runs (the P50 of one
-/// request is that request).
-fn guide_sentence(a: &Aggregates, b: &Aggregates) -> Option<String> {
+/// What to look at, in words, from the core's [`head_start`] of the two runs named `names`
+/// (the P50 of one request is that request).
+fn guide_sentence(a: &Aggregates, b: &Aggregates, names: [&str; 2]) -> Option<String> {
     let h = head_start(a, b)?;
     let s = |ms: f64| format!("{:.1} s", ms / 1e3);
-    let names = ARTICLE_MODELS;
     Some(if h.trades_off() {
         let (first, finish) = (h.first_token, h.finish);
         format!(

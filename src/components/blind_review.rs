@@ -9,8 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use leptos::prelude::*;
+use ttft_core::naming::distinguishing_names;
 use ttft_core::report::ReplayPiece;
-use ttft_core::review::{Choice, ReviewPair, Run, pair_for_review};
+use ttft_core::review::{
+    Choice, ReviewPair, Run, VOTE_LEVEL, pair_for_review, tally_both, vote_test,
+};
 
 use crate::browser::clock::now_ms;
 use crate::components::replay::visible;
@@ -168,12 +171,17 @@ pub fn BlindReview(
         crate::actions::votes::record_blind_vote(studio, a, b, &p, choice);
         voted.set(Some(choice));
     };
-    let title = move |run: Run| {
-        let id = if run == Run::A { a } else { b };
-        studio
-            .state
-            .with_untracked(|s| s.run(id).map(|r| r.report.title.clone()))
-            .unwrap_or_default()
+    // The runs' names (by what differs between them) and, in words, what the votes cast
+    // between them so far tell, with its uncertainty.
+    let named = move || {
+        studio.state.with_untracked(|s| {
+            let (ra, rb) = (&s.run(a)?.report, &s.run(b)?.report);
+            let names = distinguishing_names(&[ra.as_ref(), rb.as_ref()]);
+            let t = tally_both(ra, rb);
+            let so_far =
+                vote_test(t.for_a, t.for_b, VOTE_LEVEL).verdict([&names[0], &names[1]], t.same);
+            Some((names, so_far))
+        })
     };
     // Said only once the vote is in.
     let reveal = move || {
@@ -183,6 +191,13 @@ pub fn BlindReview(
             Choice::Left => "You found the left one faster.",
             Choice::Right => "You found the right one faster.",
             Choice::Same => "You found no difference.",
+        };
+        let (names, so_far) = named().unwrap_or_default();
+        let title = |run: Run| {
+            names
+                .get(usize::from(run == Run::B))
+                .cloned()
+                .unwrap_or_default()
         };
         Some(view! {
             <p class="reveal" data-testid="blind-reveal">
@@ -194,6 +209,7 @@ pub fn BlindReview(
                     p.right.request,
                 )}
             </p>
+            <p class="votes" data-testid="blind-so-far">{format!("So far: {so_far}.")}</p>
         })
     };
     view! {

@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use ttft_core::client_health::compare_flag;
-use ttft_core::compare::{Better, Unit, compare, vantage_note, vote_summary};
-use ttft_core::report::{Aggregates, Report};
+use ttft_core::compare::{Better, Unit, compare_reports, vantage_note, vote_summary};
+use ttft_core::differences::Confidence;
+use ttft_core::naming::distinguishing_names;
+use ttft_core::report::Report;
 
 use crate::browser::clock::now_ms;
 use crate::components::blind_review::BlindReview;
@@ -47,25 +49,30 @@ lazy_part! {
 fn comparison_view(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyView {
     let started = now_ms();
     let picked: Vec<&Report> = picked.iter().map(Arc::as_ref).collect();
-    let aggs: Vec<Aggregates> = picked.iter().map(|r| r.aggregates()).collect();
     let titles: Vec<&str> = picked.iter().map(|r| r.title.as_str()).collect();
-    let cmp = compare(&titles, &aggs);
+    // Sentences name the runs by what differs between them, not by their full titles.
+    let names = distinguishing_names(&picked);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (aggs, _samples, cmp) = compare_reports(&names, &picked, Confidence::default());
     let vantages: Vec<(&str, Option<&str>)> = picked
         .iter()
-        .map(|r| (r.title.as_str(), r.vantage.as_deref()))
+        .zip(&names)
+        .map(|(r, name)| (*name, r.vantage.as_deref()))
         .collect();
     let vantage = vantage_note(&vantages);
     // Runs whose tab may have added time to their figures (hidden, busy, queueing).
     let health: Vec<String> = picked
         .iter()
-        .filter_map(|r| {
+        .zip(&names)
+        .filter_map(|(r, name)| {
             let flag = compare_flag(r.client_health.as_ref()?)?;
-            Some(format!("{}: {flag}", r.title))
+            Some(format!("{name}: {flag}"))
         })
         .collect();
-    let votes = vote_summary(&picked, &cmp);
+    let votes = vote_summary(&names, &picked, &cmp);
     let vote_row = votes.as_ref().map(|v| {
-        let (winner, total) = (v.winner, v.total);
+        // A run's votes are marked best only when they show a preference.
+        let (winner, total) = (v.winner.filter(|_| v.conclusive), v.total);
         let cells = v
             .wins
             .iter()
@@ -89,7 +96,8 @@ fn comparison_view(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyVi
     // One recorded stream per run, the one with the median TTFT, side by side.
     let (replays, replay_names): (Vec<_>, Vec<_>) = picked
         .iter()
-        .filter_map(|r| r.median_replay().map(|q| (q.clone(), r.title.clone())))
+        .zip(&names)
+        .filter_map(|(r, name)| r.median_replay().map(|q| (q.clone(), (*name).to_owned())))
         .unzip();
     view! {
         <article class="report compare" data-testid="compare">
@@ -102,7 +110,7 @@ fn comparison_view(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyVi
                     health.join("; ")
                 )}</p>
             })}
-            {votes.map(|v| view! { <p class="votes" data-testid="compare-votes" data-agrees=v.agrees.map(|a| a.to_string())>{v.sentence}</p> })}
+            {votes.map(|v| view! { <p class="votes" data-testid="compare-votes" data-agrees=v.agrees.map(|a| a.to_string()) data-conclusive=v.conclusive.to_string()>{v.sentence}</p> })}
             {two_runs.then(|| view! {
                 <p>
                     <button data-testid="blind-review" on:click=move |_| reviewing.set(true)>"Blind review"</button>
@@ -110,7 +118,7 @@ fn comparison_view(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyVi
                 </p>
             })}
             <table data-testid="compare-table">
-                <thead><tr><th>"Metric"</th>{titles.iter().map(|t| view! { <th>{t.to_string()}</th> }).collect_view()}</tr></thead>
+                <thead><tr><th>"Metric"</th>{names.iter().zip(&titles).map(|(n, t)| view! { <th title=t.to_string()>{n.to_string()}<br/><span class="muted">{t.to_string()}</span></th> }).collect_view()}</tr></thead>
                 <tbody>
                     {cmp.rows.iter().filter(|r| r.values.iter().any(Option::is_some)).map(|row| {
                         let arrow = match row.better { Better::Lower => "lower is better", Better::Higher => "higher is better" };

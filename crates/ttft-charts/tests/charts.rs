@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use ttft_charts::{ChartSpec, compare_charts, report_charts};
-use ttft_core::compare::compare;
+use ttft_core::compare::compare_reports;
 use ttft_core::metrics::MetricsConfig;
 use ttft_core::report::{EndpointInfo, Report, RequestRecord};
 use ttft_core::run_stats::RunStats;
@@ -532,8 +532,7 @@ fn compare_overlays_runs_and_marks_where_the_slow_starter_catches_up() {
             .collect(),
         &MetricsConfig::default(),
     );
-    let aggs = [a.aggregates(), b.aggregates()];
-    let cmp = compare(&["A", "B"], &aggs);
+    let (aggs, _, cmp) = compare_reports(&["A", "B"], &[&a, &b], Default::default());
     let charts = compare_charts(&["A", "B"], &[&a, &b], &aggs, &cmp);
     let ids: Vec<&str> = charts.iter().map(|c| c.id).collect();
     assert_eq!(
@@ -587,8 +586,7 @@ fn steady(n: usize, ttft: f64, itl: f64) -> Report {
 #[test]
 fn compare_options_snapshot() {
     let (a, b) = (steady(3, 800.0, 65.0), steady(3, 3500.0, 40.0));
-    let aggs = [a.aggregates(), b.aggregates()];
-    let cmp = compare(&["A", "B"], &aggs);
+    let (aggs, _, cmp) = compare_reports(&["A", "B"], &[&a, &b], Default::default());
     for c in compare_charts(&["A", "B"], &[&a, &b], &aggs, &cmp) {
         insta::assert_json_snapshot!(format!("compare-{}", c.id), json(&c));
     }

@@ -493,13 +493,29 @@ pub struct VoteSummary {
     pub same: u32,
     /// Votes cast between the compared runs.
     pub total: u32,
-    /// The run that won the most votes, when one did.
+    /// The run that won the most votes, when one did (a lead, conclusive or not: see
+    /// `conclusive`).
     pub winner: Option<usize>,
     /// Whether the reading QoE prefers the same run ([`Comparison::reader_winner`]): `None`
-    /// when either side has no preference to compare.
+    /// when either side has no preference to compare, and whenever the votes are not
+    /// conclusive.
     pub agrees: Option<bool>,
     /// The reading in one sentence.
     pub sentence: String,
+    /// The exact binomial test's p-value on the decisive votes ([`crate::review::vote_test`]);
+    /// with more than two runs, the winner's votes won against its votes lost, multiplied by
+    /// the number of runs (Bonferroni: any of them could have been the winner), capped at 1.
+    /// `None` without decisive votes, or with more than two runs and no single winner.
+    #[serde(default)]
+    pub p_value: Option<f64>,
+    /// Whether the votes show a preference at [`crate::review::VOTE_LEVEL`] (95 %).
+    #[serde(default)]
+    pub conclusive: bool,
+    /// When not conclusive: about how many more decisive votes would tell a 70/30 preference
+    /// ([`crate::review::VoteTest::more_votes_for`]); `None` when conclusive, or when more than
+    /// [`crate::review::MAX_PLANNED_VOTES`] would be needed.
+    #[serde(default)]
+    pub more_votes: Option<u32>,
 }
 
 /// Figures a disagreement sends the reader to, when they side with the reviewers.
@@ -513,52 +529,89 @@ const VOTE_CLUES: &[&str] = &[
     "Fluid token rate",
 ];
 
-/// The blind review votes between the compared runs (every pair of them, counted from both
-/// runs' records) and whether the reading QoE agrees with them; `None` when no vote was cast.
-pub fn vote_summary(reports: &[&Report], cmp: &Comparison) -> Option<VoteSummary> {
+/// Per run, votes won and votes lost against the other runs, and the votes that found no
+/// difference: every pair, counted from both runs' records.
+fn vote_tallies(reports: &[&Report]) -> (Vec<u32>, Vec<u32>, u32) {
     let n = reports.len();
-    let mut wins = vec![0u32; n];
-    let mut same = 0;
+    let (mut wins, mut losses, mut same) = (vec![0u32; n], vec![0u32; n], 0);
     for i in 0..n {
         for j in i + 1..n {
             let t = tally_both(reports[i], reports[j]);
             wins[i] += t.for_a;
             wins[j] += t.for_b;
+            losses[i] += t.for_b;
+            losses[j] += t.for_a;
             same += t.same;
         }
     }
-    let total = wins.iter().sum::<u32>() + same;
-    if total == 0 {
-        return None;
-    }
-    let name = |i: usize| reports[i].title.as_str();
-    let most = wins.iter().copied().max().unwrap_or(0);
-    let winner = (most > 0 && wins.iter().filter(|w| **w == most).count() == 1)
-        .then(|| wins.iter().position(|w| *w == most))
-        .flatten();
-    let same_note = match same {
-        0 => String::new(),
-        1 => " (1 found no difference)".to_owned(),
-        s => format!(" ({s} found no difference)"),
+    (wins, losses, same)
+}
+
+/// What the votes say among more than two runs: the winner's votes won against its votes lost,
+/// tested at a level shared by the runs (Bonferroni), and the lead of the sentence.
+fn many_runs_verdict(
+    name: &dyn Fn(usize) -> String,
+    (wins, losses, same): (&[u32], &[u32], u32),
+    winner: Option<usize>,
+) -> (Option<crate::review::VoteTest>, String) {
+    use crate::review::{VOTE_LEVEL, p_text, same_note, vote_test};
+    let n = wins.len();
+    let each: Vec<String> = (0..n)
+        .map(|i| format!("“{}” {}", name(i), wins[i]))
+        .collect();
+    let record = format!("(votes won: {})", each.join(", "));
+    let note = same_note(same);
+    let Some(w) = winner else {
+        if wins.iter().all(|w| *w == 0) {
+            return (
+                None,
+                format!(
+                    "Reviewers found no difference in {same} vote{}",
+                    if same == 1 { "" } else { "s" }
+                ),
+            );
+        }
+        return (
+            None,
+            format!("Reviewers were split {record}{note}: no run won the most votes"),
+        );
     };
-    let record = if n == 2 {
-        let (w, l) = match winner {
-            Some(1) => (wins[1], wins[0]),
-            _ => (wins[0], wins[1]),
-        };
-        format!("{w}–{l}{same_note}")
+    let t = vote_test(wins[w], losses[w], 1.0 - (1.0 - VOTE_LEVEL) / n as f64);
+    let p = p_text((t.p_value * n as f64).min(1.0));
+    let of = format!(
+        "it won {} of its {} decisive votes, {p} allowing for {n} runs",
+        wins[w],
+        t.decisive()
+    );
+    let lead = if t.conclusive {
+        format!(
+            "Reviewers preferred “{}” {record}{note} ({of}; {})",
+            name(w),
+            t.share_text()
+        )
     } else {
-        let each: Vec<String> = (0..n)
-            .map(|i| format!("“{}” {}", name(i), wins[i]))
-            .collect();
-        format!("(votes won: {}){same_note}", each.join(", "))
+        format!(
+            "Reviewers leaned towards “{}” {record}{note}, not yet conclusive ({of}): {}",
+            name(w),
+            t.more_votes_text(&format!(" with “{}”", name(w)))
+        )
     };
+    (Some(t), lead)
+}
+
+/// What the reading QoE says beside conclusive votes for `v`: whether it agrees, and when not,
+/// the figures that side with the reviewers.
+fn reading_beside(
+    name: &dyn Fn(usize) -> String,
+    cmp: &Comparison,
+    v: usize,
+    qoe_known: bool,
+) -> (Option<bool>, String) {
     let qoe = cmp.rows.iter().find(|r| r.metric == "Reading QoE P50");
     let qoe_of = |i: usize| qoe.and_then(|r| r.values.get(i).copied().flatten());
-    let qoe_known = (0..n).filter(|i| qoe_of(*i).is_some()).count() >= 2;
-    let (agrees, reading) = match (winner, cmp.reader_winner) {
-        (Some(v), Some(r)) if v == r => (Some(true), "; reading QoE agrees.".to_owned()),
-        (Some(v), Some(r)) => {
+    match cmp.reader_winner {
+        Some(r) if r == v => (Some(true), "; reading QoE agrees.".to_owned()),
+        Some(r) => {
             let clues: Vec<&str> = VOTE_CLUES
                 .iter()
                 .copied()
@@ -591,21 +644,62 @@ pub fn vote_summary(reports: &[&Report], cmp: &Comparison) -> Option<VoteSummary
                 ),
             )
         }
-        (None, Some(r)) => (None, format!("; reading QoE prefers “{}”.", name(r))),
-        (Some(_), None) if qoe_known => (None, "; reading QoE cannot tell them apart.".to_owned()),
-        (None, None) if qoe_known => (None, "; neither can reading QoE.".to_owned()),
+        None if qoe_known => (None, "; reading QoE cannot tell them apart.".to_owned()),
+        None => (
+            None,
+            "; there is no reading QoE to set beside them.".to_owned(),
+        ),
+    }
+}
+
+/// The blind review votes between the compared runs, named `names` in the sentence
+/// ([`crate::naming::distinguishing_names`] in the studio): every pair of them, counted from
+/// both runs' records, the exact test of what they show ([`crate::review::vote_test`]) and,
+/// only when they are conclusive, whether the reading QoE agrees with them; `None` when no vote
+/// was cast.
+pub fn vote_summary(names: &[&str], reports: &[&Report], cmp: &Comparison) -> Option<VoteSummary> {
+    use crate::review::{TELLING_SHARE, VOTE_LEVEL, vote_test};
+    let n = reports.len();
+    let (wins, losses, same) = vote_tallies(reports);
+    let total = wins.iter().sum::<u32>() + same;
+    if total == 0 {
+        return None;
+    }
+    let name = |i: usize| names.get(i).copied().unwrap_or("?").to_owned();
+    let most = wins.iter().copied().max().unwrap_or(0);
+    let winner = (most > 0 && wins.iter().filter(|w| **w == most).count() == 1)
+        .then(|| wins.iter().position(|w| *w == most))
+        .flatten();
+    let (test, lead) = if n == 2 {
+        let t = vote_test(wins[0], wins[1], VOTE_LEVEL);
+        (Some(t), t.verdict([&name(0), &name(1)], same))
+    } else {
+        many_runs_verdict(&name, (&wins, &losses, same), winner)
+    };
+    let decisive = test.filter(|t| t.decisive() > 0);
+    let conclusive = decisive.is_some_and(|t| t.conclusive);
+    let qoe = cmp.rows.iter().find(|r| r.metric == "Reading QoE P50");
+    let qoe_known = (0..n)
+        .filter(|i| {
+            qoe.and_then(|r| r.values.get(*i).copied().flatten())
+                .is_some()
+        })
+        .count()
+        >= 2;
+    let (agrees, reading) = match (winner, cmp.reader_winner) {
+        (Some(v), _) if conclusive => reading_beside(&name, cmp, v, qoe_known),
+        (_, Some(r)) => (
+            None,
+            format!(
+                "; reading QoE prefers “{}”: the votes cannot yet tell whether reviewers agree.",
+                name(r)
+            ),
+        ),
+        _ if qoe_known => (None, "; neither can reading QoE.".to_owned()),
         _ => (
             None,
             "; there is no reading QoE to set beside them.".to_owned(),
         ),
-    };
-    let lead = match winner {
-        Some(v) => format!("Reviewers preferred “{}” {record}", name(v)),
-        None if most == 0 => format!(
-            "Reviewers found no difference in {same} vote{}",
-            if same == 1 { "" } else { "s" }
-        ),
-        None => format!("Reviewers were split {record}"),
     };
     Some(VoteSummary {
         wins,
@@ -614,6 +708,18 @@ pub fn vote_summary(reports: &[&Report], cmp: &Comparison) -> Option<VoteSummary
         winner,
         agrees,
         sentence: format!("{lead}{reading}"),
+        p_value: decisive.map(|t| {
+            if n == 2 {
+                t.p_value
+            } else {
+                (t.p_value * n as f64).min(1.0)
+            }
+        }),
+        conclusive,
+        more_votes: decisive
+            .or(test)
+            .filter(|t| !t.conclusive)
+            .and_then(|t| t.more_votes_for(TELLING_SHARE)),
     })
 }
 

@@ -88,7 +88,7 @@ fn id(parts: &[&str]) -> String {
 }
 
 /// Unix ms as ISO-8601 UTC (`2026-12-01T04:41:37.123Z`).
-fn iso8601(unix_ms: f64) -> String {
+pub(crate) fn iso8601(unix_ms: f64) -> String {
     let ms = unix_ms.round() as i64;
     let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
     // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).

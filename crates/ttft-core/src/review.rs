@@ -13,6 +13,11 @@
 //! (so poor seeds, such as consecutive numbers, still spread): the mixed value's lowest bit
 //! puts run A on the left (0) or the right (1), the rest picks the pair. The same seed gives
 //! the same pair, so a review can be replayed and tested.
+//!
+//! **What the votes tell.** [`vote_test`] is the exact binomial test of the decisive votes
+//! ("same" votes left out) against no preference, with an exact interval of the share
+//! preferring the leader and how many more votes would tell a 70/30 preference; the studio
+//! writes a preference only when the test is conclusive ([`VoteTest::verdict`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -238,4 +243,279 @@ pub fn tally_both(a: &Report, b: &Report) -> VoteTally {
         }
     }
     t
+}
+
+/// The confidence a verdict on votes is held to unless the caller asks for another: 95 %.
+pub const VOTE_LEVEL: f64 = 0.95;
+
+/// The preference [`VoteTest::more_votes_for`] is asked about in the studio's sentences: 70
+/// reviewers in 100 preferring one run.
+pub const TELLING_SHARE: f64 = 0.7;
+
+/// The chance of a conclusive test [`VoteTest::more_votes_for`] plans for: 80 %.
+pub const VOTE_POWER: f64 = 0.8;
+
+/// Most decisive votes [`VoteTest::more_votes_for`] plans for: beyond them it says "more than
+/// 1,000" (`None`).
+pub const MAX_PLANNED_VOTES: u32 = 1000;
+
+/// What the decisive votes between two runs tell: the exact two-sided binomial test of "the
+/// reviewers have no preference" (each decisive vote is for A with probability ½), and an exact
+/// (Clopper–Pearson) interval of the share of reviewers preferring A. Votes that found no
+/// difference ("same") are not counted: they say nothing about which run is preferred.
+///
+/// **The p-value** is the probability, with no preference, of a split at least as uneven as
+/// the one observed: twice the smaller tail, capped at 1. Under p = ½ the distribution is
+/// symmetric, so this is also the sum of the probabilities of every split no more likely than
+/// the observed one (the other usual definition): both give the same value here.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct VoteTest {
+    /// Decisive votes for run A.
+    pub for_a: u32,
+    /// Decisive votes for run B.
+    pub for_b: u32,
+    /// The confidence asked for (0.95): the test is conclusive when `p_value ≤ 1 − level`.
+    pub level: f64,
+    /// The exact two-sided p-value (1 without decisive votes).
+    pub p_value: f64,
+    /// Whether the votes show a preference at `level`.
+    pub conclusive: bool,
+    /// The share of reviewers preferring A, Clopper–Pearson at `level`: `(low, high)`, 0–1
+    /// (`(0, 1)` without decisive votes).
+    pub a_share: (f64, f64),
+}
+
+/// The exact binomial test of `for_a` against `for_b` decisive votes at confidence `level`
+/// (0.95 = [`VOTE_LEVEL`]; a level outside (0, 1) is taken as that). See [`VoteTest`].
+pub fn vote_test(for_a: u32, for_b: u32, level: f64) -> VoteTest {
+    let level = if level > 0.0 && level < 1.0 {
+        level
+    } else {
+        VOTE_LEVEL
+    };
+    let p_value = two_sided_p(for_a.min(for_b), for_a + for_b);
+    VoteTest {
+        for_a,
+        for_b,
+        level,
+        p_value,
+        conclusive: for_a + for_b > 0 && p_value <= 1.0 - level,
+        a_share: clopper_pearson(for_a, for_a + for_b, level),
+    }
+}
+
+/// The exact two-sided p-value of `k` (the smaller side) of `n` under p = ½.
+fn two_sided_p(k: u32, n: u32) -> f64 {
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    if n == 0 {
+        return 1.0;
+    }
+    Binomial::new(0.5, u64::from(n)).map_or(1.0, |b| (2.0 * b.cdf(u64::from(k))).min(1.0))
+}
+
+/// The Clopper–Pearson interval of a share from `k` successes in `n`, at confidence `level`.
+fn clopper_pearson(k: u32, n: u32, level: f64) -> (f64, f64) {
+    use statrs::distribution::{Beta, ContinuousCDF};
+    let alpha = 1.0 - level;
+    let (kf, nf) = (f64::from(k), f64::from(n));
+    let low = if k == 0 {
+        0.0
+    } else {
+        Beta::new(kf, nf - kf + 1.0).map_or(0.0, |b| b.inverse_cdf(alpha / 2.0))
+    };
+    let high = if k >= n {
+        1.0
+    } else {
+        Beta::new(kf + 1.0, nf - kf).map_or(1.0, |b| b.inverse_cdf(1.0 - alpha / 2.0))
+    };
+    (low, high)
+}
+
+/// The chance that the exact two-sided test at confidence `level` is conclusive with `n`
+/// decisive votes when a share `share` of reviewers prefers one run.
+pub fn vote_power(n: u32, share: f64, level: f64) -> f64 {
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    let alpha = 1.0 - level;
+    // The largest smaller side that is conclusive: the test rejects k ≤ c or k ≥ n − c.
+    // (The p-value grows with c: a binary search for the first c that is not conclusive.)
+    let (mut lo, mut hi) = (0, n / 2 + 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if two_sided_p(mid, n) <= alpha {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let Some(c) = lo.checked_sub(1) else {
+        return 0.0;
+    };
+    let Ok(b) = Binomial::new(share, u64::from(n)) else {
+        return 0.0;
+    };
+    let (c, n) = (u64::from(c), u64::from(n));
+    // P(X ≤ c) + P(X ≥ n − c); the tails do not overlap since 2c < n.
+    b.cdf(c) + if n - c == 0 { 1.0 } else { b.sf(n - c - 1) }
+}
+
+impl VoteTest {
+    /// Decisive votes.
+    pub fn decisive(&self) -> u32 {
+        self.for_a + self.for_b
+    }
+
+    /// The run with more decisive votes, `None` on a tie.
+    pub fn leader(&self) -> Option<Run> {
+        match self.for_a.cmp(&self.for_b) {
+            std::cmp::Ordering::Greater => Some(Run::A),
+            std::cmp::Ordering::Less => Some(Run::B),
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+
+    /// The interval of the share preferring the leader (A on a tie), 0–1.
+    pub fn leader_share(&self) -> (f64, f64) {
+        let (low, high) = self.a_share;
+        if self.leader() == Some(Run::B) {
+            (1.0 - high, 1.0 - low)
+        } else {
+            (low, high)
+        }
+    }
+
+    /// About how many more decisive votes would make a test at this level conclusive in
+    /// [`VOTE_POWER`] (80 %) of reviews when a share `share` of reviewers (0.7: a 70/30
+    /// preference) prefers one run: the fewest decisive votes in all whose exact power is at
+    /// least that, less those already cast (0 when they are enough). `None` when more than
+    /// [`MAX_PLANNED_VOTES`] would be needed in all (a share of ½ can never be told).
+    pub fn more_votes_for(&self, share: f64) -> Option<u32> {
+        if !(share.is_finite() && share > 0.0 && share < 1.0) {
+            return None;
+        }
+        let needed =
+            (1..=MAX_PLANNED_VOTES).find(|&n| vote_power(n, share, self.level) >= VOTE_POWER)?;
+        Some(needed.saturating_sub(self.decisive()))
+    }
+}
+
+/// A p-value as the studio writes it: `p = 0.34`, `p = 0.004`, `p < 0.001`.
+pub fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_owned()
+    } else if p < 0.01 {
+        format!("p = {p:.3}")
+    } else {
+        format!("p = {p:.2}")
+    }
+}
+
+/// A confidence level in percent: `95 %`, `98.3 %`.
+pub fn level_text(level: f64) -> String {
+    let pct = level * 100.0;
+    if (pct - pct.round()).abs() < 0.05 {
+        format!("{pct:.0} %")
+    } else {
+        format!("{pct:.1} %")
+    }
+}
+
+/// A preference as a split of 100 (0.7 → `70/30`).
+fn share_text(share: f64) -> String {
+    let s = (share * 100.0).round();
+    format!("{s:.0}/{:.0}", 100.0 - s)
+}
+
+/// ` (1 found no difference, not counted)`, empty without such votes.
+pub fn same_note(same: u32) -> String {
+    match same {
+        0 => String::new(),
+        s => format!(" ({s} found no difference, not counted)"),
+    }
+}
+
+impl VoteTest {
+    /// What more votes would tell, in words: `about 30 more votes would tell a 70/30
+    /// preference` ([`VoteTest::more_votes_for`] of [`TELLING_SHARE`]); `with` names where the
+    /// votes are cast (empty for the two runs compared, ` with “model-a”` among more).
+    pub fn more_votes_text(&self, with: &str) -> String {
+        let share = share_text(TELLING_SHARE);
+        match self.more_votes_for(TELLING_SHARE) {
+            Some(0) => format!(
+                "after {} decisive votes{with} a {share} preference would usually have shown, so any preference is likely milder",
+                self.decisive()
+            ),
+            Some(1) => format!("about 1 more vote{with} would tell a {share} preference"),
+            Some(m) => format!("about {m} more votes{with} would tell a {share} preference"),
+            None => format!(
+                "more than {MAX_PLANNED_VOTES} votes would be needed to tell a {share} preference"
+            ),
+        }
+    }
+
+    /// The leader's share as an interval in words: `95 % interval of the share preferring it:
+    /// 62–98 %`.
+    pub fn share_text(&self) -> String {
+        let (low, high) = self.leader_share();
+        // Whole percents, but never 0 or 100 for a bound that is not.
+        let pct = |x: f64| {
+            let whole = format!("{:.0}", x * 100.0);
+            if (whole == "0" && x > 0.0) || (whole == "100" && x < 1.0) {
+                format!("{:.1}", x * 100.0)
+            } else {
+                whole
+            }
+        };
+        format!(
+            "{} interval of the share preferring it: {}–{} %",
+            level_text(self.level),
+            pct(low),
+            pct(high)
+        )
+    }
+
+    /// The reviewers' verdict between runs A and B (named `names`), its uncertainty said:
+    /// a preference only when the test is conclusive (`Reviewers preferred “model-a” 14–2
+    /// (p = 0.004; 95 % interval of the share preferring it: 62–98 %)`), else a lean and what
+    /// more votes would tell (`Reviewers leaned towards “model-a” 7–3, not yet conclusive
+    /// (p = 0.34): about 30 more votes would tell a 70/30 preference`). `same` votes found no
+    /// difference. No closing stop: the comparison goes on with the reading QoE.
+    pub fn verdict(&self, names: [&str; 2], same: u32) -> String {
+        let note = same_note(same);
+        let Some(leader) = self.leader() else {
+            if self.decisive() == 0 {
+                return match same {
+                    0 => "No reviewer has voted yet".to_owned(),
+                    1 => "Reviewers found no difference in 1 vote".to_owned(),
+                    s => format!("Reviewers found no difference in {s} votes"),
+                };
+            }
+            return format!(
+                "Reviewers were split {}–{}{note}: {}",
+                self.for_a,
+                self.for_b,
+                self.more_votes_text("")
+            );
+        };
+        let (name, w, l) = match leader {
+            Run::A => (names[0], self.for_a, self.for_b),
+            Run::B => (names[1], self.for_b, self.for_a),
+        };
+        if self.conclusive {
+            let counted = match same {
+                0 => String::new(),
+                s => format!("; {s} found no difference, not counted"),
+            };
+            format!(
+                "Reviewers preferred “{name}” {w}–{l} ({}; {}{counted})",
+                p_text(self.p_value),
+                self.share_text()
+            )
+        } else {
+            format!(
+                "Reviewers leaned towards “{name}” {w}–{l}{note}, not yet conclusive ({}): {}",
+                p_text(self.p_value),
+                self.more_votes_text("")
+            )
+        }
+    }
 }

@@ -2,10 +2,11 @@
 //! (report files; share links: `crates/ttft-share/tests`) and how the comparison reads them
 //! beside the reading QoE.
 
-use ttft_core::compare::vote_summary;
+use ttft_core::compare::{compare_reports, vote_summary};
 use ttft_core::report::{EndpointInfo, Report, read_json};
 use ttft_core::review::{
-    BlindVote, Choice, Preference, Run, VoteTally, pair_for_review, tally, tally_both,
+    BlindVote, Choice, Preference, Run, TELLING_SHARE, VOTE_LEVEL, VoteTally, pair_for_review,
+    tally, tally_both, vote_test,
 };
 use ttft_core::run_stats::RunStats;
 use ttft_fixtures::review::{judge, request, run, vote};
@@ -202,7 +203,7 @@ fn article() -> (Report, Report) {
     let mk = |title: &str, created: f64, ttft: f64, itl: f64| {
         Report::new(title, EndpointInfo::default(), "chat")
             .created_at(created)
-            .with_requests((0..3).map(|i| request(i, ttft, itl, 200)).collect())
+            .with_requests((0..8).map(|i| request(i, ttft, itl, 200)).collect())
     };
     (
         mk("model-a", 1000.0, 800.0, 65.0),
@@ -210,51 +211,54 @@ fn article() -> (Report, Report) {
     )
 }
 
-#[test]
-fn the_comparison_says_whether_reading_qoe_agrees_with_the_reviewers() {
-    let (mut a, mut b) = article();
-    let cmp =
-        ttft_core::compare::compare_reports(&["model-a", "model-b"], &[&a, &b], Default::default())
-            .2;
-    assert_eq!(cmp.reader_winner, Some(0));
-    assert_eq!(vote_summary(&[&a, &b], &cmp), None);
-
-    for (i, for_a) in [
-        Some(true),
-        Some(true),
-        Some(false),
-        Some(true),
-        None,
-        Some(true),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        vote(&mut a, &mut b, i as f64, for_a);
+/// `for_a` votes for `a`, `for_b` for `b` and `same` that found no difference, kept by both.
+fn cast(a: &mut Report, b: &mut Report, for_a: u32, for_b: u32, same: u32) {
+    let mut at = a.votes.len() as f64;
+    let each = [(for_a, Some(true)), (for_b, Some(false)), (same, None)];
+    for (count, side) in each {
+        for _ in 0..count {
+            at += 1.0;
+            vote(a, b, at, side);
+        }
     }
-    let v = vote_summary(&[&a, &b], &cmp).unwrap();
-    assert_eq!((v.wins.clone(), v.same, v.total), (vec![4, 1], 1, 6));
-    assert_eq!((v.winner, v.agrees), (Some(0), Some(true)));
+}
+
+const NAMES: [&str; 2] = ["model-a", "model-b"];
+
+#[test]
+fn the_comparison_says_whether_reading_qoe_agrees_with_conclusive_votes() {
+    let (mut a, mut b) = article();
+    let cmp = compare_reports(&NAMES, &[&a, &b], Default::default()).2;
+    assert_eq!(cmp.reader_winner, Some(0));
+    assert_eq!(vote_summary(&NAMES, &[&a, &b], &cmp), None);
+
+    cast(&mut a, &mut b, 14, 2, 1);
+    let v = vote_summary(&NAMES, &[&a, &b], &cmp).unwrap();
+    assert_eq!((v.wins.clone(), v.same, v.total), (vec![14, 2], 1, 17));
+    assert_eq!(
+        (v.winner, v.agrees, v.conclusive),
+        (Some(0), Some(true), true)
+    );
+    assert_eq!(v.more_votes, None);
+    assert!((v.p_value.unwrap() - 274.0 / 65536.0).abs() < 1e-12);
     assert_eq!(
         v.sentence,
-        "Reviewers preferred “model-a” 4–1 (1 found no difference); reading QoE agrees."
+        "Reviewers preferred “model-a” 14–2 (p = 0.004; 95 % interval of the share preferring it: 62–98 %; 1 found no difference, not counted); reading QoE agrees."
     );
 
     // The reviewers side with B: the sentence names the figures where B is ahead.
     let (mut a, mut b) = article();
-    for (i, for_a) in [Some(false), Some(false), Some(true), Some(false)]
-        .into_iter()
-        .enumerate()
-    {
-        vote(&mut a, &mut b, i as f64, for_a);
-    }
-    let v = vote_summary(&[&a, &b], &cmp).unwrap();
-    assert_eq!((v.winner, v.agrees), (Some(1), Some(false)));
+    cast(&mut a, &mut b, 1, 12, 0);
+    let v = vote_summary(&NAMES, &[&a, &b], &cmp).unwrap();
+    assert_eq!(
+        (v.winner, v.agrees, v.conclusive),
+        (Some(1), Some(false), true)
+    );
     // B finishes first (11.46 s against 13.74 s) and its 40 ms words keep ahead of the 50 ms
     // pace (fluid token rate): the figures that side with the reviewers.
     assert!(
         v.sentence.starts_with(
-            "Reviewers preferred “model-b” 3–1; reading QoE disagrees (it prefers “model-a”, 1.00 vs 0.90): look at E2E (total latency) P50"
+            "Reviewers preferred “model-b” 12–1 (p = 0.003; 95 % interval of the share preferring it: 64–99.8 %); reading QoE disagrees (it prefers “model-a”, 1.00 vs 0.90): look at E2E (total latency) P50"
         ),
         "{}",
         v.sentence
@@ -266,21 +270,57 @@ fn the_comparison_says_whether_reading_qoe_agrees_with_the_reviewers() {
         "{}",
         v.sentence
     );
-    // Split votes, and votes that found no difference.
-    let (mut a, mut b) = article();
-    vote(&mut a, &mut b, 1.0, Some(true));
-    vote(&mut a, &mut b, 2.0, Some(false));
-    let v = vote_summary(&[&a, &b], &cmp).unwrap();
-    assert_eq!((v.winner, v.agrees), (None, None));
+}
+
+#[test]
+fn votes_that_are_not_conclusive_are_a_lean_and_say_how_many_more_would_tell() {
+    let (a0, b0) = article();
+    let cmp = compare_reports(&NAMES, &[&a0, &b0], Default::default()).2;
+    // 3–1 for B against a reading QoE that prefers A: no disagreement is claimed.
+    let (mut a, mut b) = (a0.clone(), b0.clone());
+    cast(&mut a, &mut b, 1, 3, 0);
+    let v = vote_summary(&NAMES, &[&a, &b], &cmp).unwrap();
+    assert_eq!((v.winner, v.agrees, v.conclusive), (Some(1), None, false));
+    let more = v.more_votes.unwrap();
     assert_eq!(
         v.sentence,
-        "Reviewers were split 1–1; reading QoE prefers “model-a”."
+        format!(
+            "Reviewers leaned towards “model-b” 3–1, not yet conclusive (p = 0.63): about {more} more votes would tell a 70/30 preference; reading QoE prefers “model-a”: the votes cannot yet tell whether reviewers agree."
+        )
     );
-    let (mut a, mut b) = article();
-    vote(&mut a, &mut b, 1.0, None);
+    assert!(!v.sentence.contains("preferred"), "{}", v.sentence);
+    // 7–3, the example: a p of 0.34, and 10 votes fewer to go than from none.
+    let (mut a, mut b) = (a0.clone(), b0.clone());
+    cast(&mut a, &mut b, 7, 3, 2);
+    let v = vote_summary(&NAMES, &[&a, &b], &cmp).unwrap();
+    assert!(
+        v.sentence.starts_with(
+            "Reviewers leaned towards “model-a” 7–3 (2 found no difference, not counted), not yet conclusive (p = 0.34): about "
+        ),
+        "{}",
+        v.sentence
+    );
+    let from_none = vote_test(0, 0, VOTE_LEVEL).more_votes_for(TELLING_SHARE);
+    assert_eq!(v.more_votes, from_none.map(|n| n - 10), "{v:?}");
+    // Split votes, and votes that found no difference.
+    let (mut a, mut b) = (a0.clone(), b0.clone());
+    cast(&mut a, &mut b, 1, 1, 0);
+    let v = vote_summary(&NAMES, &[&a, &b], &cmp).unwrap();
+    assert_eq!((v.winner, v.agrees, v.p_value), (None, None, Some(1.0)));
+    let more = v.more_votes.unwrap();
     assert_eq!(
-        vote_summary(&[&a, &b], &cmp).unwrap().sentence,
-        "Reviewers found no difference in 1 vote; reading QoE prefers “model-a”."
+        v.sentence,
+        format!(
+            "Reviewers were split 1–1: about {more} more votes would tell a 70/30 preference; reading QoE prefers “model-a”: the votes cannot yet tell whether reviewers agree."
+        )
+    );
+    let (mut a, mut b) = (a0, b0);
+    cast(&mut a, &mut b, 0, 0, 1);
+    let v = vote_summary(&NAMES, &[&a, &b], &cmp).unwrap();
+    assert_eq!((v.p_value, v.conclusive), (None, false));
+    assert_eq!(
+        v.sentence,
+        "Reviewers found no difference in 1 vote; reading QoE prefers “model-a”: the votes cannot yet tell whether reviewers agree."
     );
 }
 
@@ -292,15 +332,38 @@ fn three_runs_count_every_pair() {
     vote(&mut a, &mut c, 2.0, Some(true));
     vote(&mut b, &mut c, 3.0, Some(true));
     let titles = ["model-a", "model-b", "model-c"];
-    let cmp = ttft_core::compare::compare_reports(&titles, &[&a, &b, &c], Default::default()).2;
-    let v = vote_summary(&[&a, &b, &c], &cmp).unwrap();
+    let cmp = compare_reports(&titles, &[&a, &b, &c], Default::default()).2;
+    let v = vote_summary(&titles, &[&a, &b, &c], &cmp).unwrap();
     assert_eq!(
-        (v.wins.clone(), v.total, v.winner),
-        (vec![2, 1, 0], 3, Some(0))
+        (v.wins.clone(), v.total, v.winner, v.conclusive),
+        (vec![2, 1, 0], 3, Some(0), false)
     );
     assert!(
         v.sentence.starts_with(
-            "Reviewers preferred “model-a” (votes won: “model-a” 2, “model-b” 1, “model-c” 0)"
+            "Reviewers leaned towards “model-a” (votes won: “model-a” 2, “model-b” 1, “model-c” 0), not yet conclusive (it won 2 of its 2 decisive votes, p = 1.00 allowing for 3 runs): about "
+        ),
+        "{}",
+        v.sentence
+    );
+    assert!(
+        v.sentence
+            .contains(" more votes with “model-a” would tell a 70/30 preference")
+    );
+    // Twelve more wins for model-a over the others: conclusive even allowing for 3 runs.
+    for i in 0..12 {
+        if i % 2 == 0 {
+            vote(&mut a, &mut b, 10.0 + f64::from(i), Some(true));
+        } else {
+            vote(&mut a, &mut c, 10.0 + f64::from(i), Some(true));
+        }
+    }
+    let v = vote_summary(&titles, &[&a, &b, &c], &cmp).unwrap();
+    assert!(v.conclusive, "{v:?}");
+    // 14 of 14: 2 / 2^14 × 3.
+    assert!((v.p_value.unwrap() - 3.0 * 2.0 / 16384.0).abs() < 1e-12);
+    assert!(
+        v.sentence.starts_with(
+            "Reviewers preferred “model-a” (votes won: “model-a” 14, “model-b” 1, “model-c” 0) (it won 14 of its 14 decisive votes, p < 0.001 allowing for 3 runs; 98.3 % interval of the share preferring it: "
         ),
         "{}",
         v.sentence
