@@ -251,10 +251,10 @@ fn settings_without_arms_or_repeats_read_and_write_as_before() {
 fn interleaved(ttft: [[f64; 3]; 2]) -> (ttft_core::report::Report, Vec<usize>) {
     let mut records = Vec::new();
     let mut arm_of = Vec::new();
-    for k in 0..3 {
-        for a in 0..2 {
-            let mut r = record((k * 2 + a) as u32, ttft[a][k], 10.0, 4);
-            r.pair = Some(k as u32);
+    for k in 0..3u32 {
+        for (a, arm) in ttft.iter().enumerate() {
+            let mut r = record(k * 2 + a as u32, arm[k as usize], 10.0, 4);
+            r.pair = Some(k);
             records.push(r);
             arm_of.push(a);
         }
