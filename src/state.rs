@@ -131,6 +131,9 @@ pub struct LiveRun {
     /// Counts the changes to the report, so that its view knows when to draw it again without
     /// comparing it.
     pub revision: u64,
+    /// An A/B run's arm of each request in [`LiveRun::report`]'s order (empty in an ordinary
+    /// run): the run is split into one report per arm when it finishes.
+    pub arms: Vec<usize>,
 }
 
 /// The report the pane shows, as its view tells one from another: a saved run's (shared: it
@@ -314,14 +317,30 @@ impl EndpointConfig {
 
     /// Model name as sent (the reference endpoint takes `model@flavour`).
     pub fn wire_model(&self) -> String {
+        self.wire_model_of(&self.model)
+    }
+
+    /// Another model's name as sent to this endpoint (an A/B run's arm on the endpoint's base
+    /// URL): with the reference endpoint's flavour appended, as [`EndpointConfig::wire_model`].
+    pub fn wire_model_of(&self, model: &str) -> String {
         if self.is_reference()
             && !self.flavour.is_empty()
             && self.flavour != "vllm"
-            && !self.model.contains('@')
+            && !model.contains('@')
         {
-            format!("{}@{}", self.model, self.flavour)
+            format!("{model}@{}", self.flavour)
         } else {
-            self.model.clone()
+            model.to_owned()
+        }
+    }
+
+    /// An A/B run's arm's model as sent: on this endpoint's base URL as
+    /// [`EndpointConfig::wire_model_of`] says, on its own as typed. The key and headers are
+    /// this endpoint's either way.
+    pub fn arm_wire_model(&self, arm: &ttft_core::scenario::Arm) -> String {
+        match arm.own_base() {
+            Some(_) => arm.model.trim().to_owned(),
+            None => self.wire_model_of(arm.model.trim()),
         }
     }
 
@@ -397,4 +416,6 @@ store_fields!(ScenarioConfigStoreFields of ScenarioConfig {
     16 continuous_usage: bool,
     17 ignore_eos: bool,
     19 extra_body: String,
+    20 arms: Vec<ttft_core::scenario::Arm>,
+    21 repeats: u32,
 });

@@ -715,3 +715,87 @@ fn llmd_export_is_one_v0_2_report_per_load_point_named_for_llm_d_without_the_key
             .contains("no measured requests")
     );
 }
+
+/// Clicks the element with this `data-testid`.
+fn click(testid: &str) {
+    doc()
+        .query_selector(&format!("[data-testid={testid}]"))
+        .unwrap()
+        .unwrap_or_else(|| panic!("no {testid}"))
+        .unchecked_into::<web_sys::HtmlElement>()
+        .click();
+}
+
+/// The scenario settings as kept in this browser.
+fn kept_scenario() -> ttft_core::scenario::ScenarioConfig {
+    storage::load_scenario().expect("the scenario is kept")
+}
+
+#[wasm_bindgen_test]
+async fn an_ab_run_is_set_up_with_its_arms_and_repeats_and_holds_no_secret() {
+    // An arm on the endpoint's base goes with the reference endpoint's flavour; on its own base,
+    // as typed.
+    let ep = EndpointConfig {
+        flavour: "sglang".into(),
+        ..EndpointConfig::default()
+    };
+    let mut arm = ttft_core::scenario::Arm {
+        model: " sim-ab ".into(),
+        ..Default::default()
+    };
+    assert_eq!(ep.arm_wire_model(&arm), "sim-ab@sglang");
+    arm.base_url = Some("http://127.0.0.1:9".into());
+    assert_eq!(ep.arm_wire_model(&arm), "sim-ab");
+
+    storage::save_scenario(&ttft_core::scenario::ScenarioConfig::default());
+    let root = doc().create_element("div").unwrap();
+    doc().body().unwrap().append_child(&root).unwrap();
+    let handle = leptos::mount::mount_to(root.clone().unchecked_into(), ttft_studio::App);
+    type_into("api-key", "sk-ab-secret");
+    click("ab-enable");
+    wait_for("two arms", || count("[data-testid^=ab-arm-model-]") == 2).await;
+    type_into("ab-arm-model-0", "sim-ab");
+    type_into("ab-arm-model-1", "sim-ab-slower");
+    type_into("ab-arm-label-1", "slower");
+    click("ab-add-arm");
+    wait_for("a third arm", || count("[data-testid^=ab-arm-model-]") == 3).await;
+    click("ab-remove-arm-2");
+    wait_for("back to two arms", || {
+        count("[data-testid^=ab-arm-model-]") == 2
+    })
+    .await;
+    type_into("scenario-repeats", "3");
+    wait_for("the settings are kept", || kept_scenario().repeats == 3).await;
+    let kept = kept_scenario();
+    let arms: Vec<(&str, &str)> = kept
+        .arms
+        .iter()
+        .map(|a| (a.label.as_str(), a.model.as_str()))
+        .collect();
+    assert_eq!(arms, [("", "sim-ab"), ("slower", "sim-ab-slower")]);
+    assert_eq!(kept.validate_group().unwrap(), ["sim-ab", "slower"]);
+    assert!(
+        !all_local_storage().contains("sk-ab-secret"),
+        "arms hold no secret, and the key is not kept without the opt-in"
+    );
+    // What cannot run says so before the run: a concurrency sweep is not interleaved.
+    let kind = doc()
+        .query_selector("[data-testid=scenario-kind]")
+        .unwrap()
+        .unwrap();
+    js_sys::Reflect::set(&kind, &"value".into(), &"concurrency_sweep".into()).unwrap();
+    kind.dispatch_event(&web_sys::Event::new("change").unwrap())
+        .unwrap();
+    wait_for("the sweep is refused", || {
+        text_of("[data-testid=ab-problem]").contains("sweep each configuration on its own")
+    })
+    .await;
+    // Turning A/B off leaves an ordinary (repeated) run.
+    click("ab-enable");
+    wait_for("no arms", || kept_scenario().arms.is_empty()).await;
+    assert_eq!(count("[data-testid^=ab-arm-model-]"), 0);
+    drop(handle);
+    root.remove();
+    storage::save_scenario(&ttft_core::scenario::ScenarioConfig::default());
+    ttft_studio::actions::settings::save_endpoint(&EndpointConfig::default());
+}

@@ -5,24 +5,30 @@
 //! feeds batches into the live run, watches the tab for the client-health verdict and, when the
 //! pool is done, [`finish_run`] shows it under a new [`RunId`] and saves it. [`cancel_run`]
 //! stops it; what was measured is kept.
+//!
+//! Runs made together (#29): an A/B run sends its arms' requests interleaved in one pool run
+//! (the core's [`ScenarioConfig::plan_arms`]), each request to its arm's model and base URL,
+//! and is split into one report per arm when it finishes (cancelled or not), all added and
+//! saved together and opened side by side in the comparison. A scenario repeated N times runs
+//! N times back to back ([`run_repeats`]), each repeat a run (or an A/B run) of its own.
 
 use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use ttft_core::report::{EndpointInfo, Report};
+use ttft_core::report::{ArmPart, EndpointInfo, RepeatOf, Report, RunGroup};
 use ttft_core::request::build_request;
 use ttft_core::scenario::{
-    HTTP1_CONNECTIONS_PER_ORIGIN, Job, ScenarioConfig, connection_limit_warning, total_jobs,
+    HTTP1_CONNECTIONS_PER_ORIGIN, Job, Phase, ScenarioConfig, connection_limit_warning, total_jobs,
 };
 
-use super::studio::{add_runs, is_busy, is_running, notify, show_run};
+use super::studio::{add_runs, is_busy, is_running, notify, set_compared, show_run};
 use crate::browser::cancel::RunHandle;
 use crate::browser::fetch::reference_origins;
 use crate::browser::health::HealthMonitor;
 use crate::browser::metrics_scrape::MetricsScraper;
-use crate::browser::pool::{AfterWarmups, Progress, RunPlan, run_phases};
+use crate::browser::pool::{AfterWarmups, Finished, Progress, RunPlan, run_phases};
 use crate::browser::stamper::Stamping;
 use crate::lazy::PartError;
 use crate::state::{EndpointConfig, LiveRun, RunId, Shown, Studio, StudioStateStoreFields};
@@ -50,7 +56,8 @@ pub fn preload_when_idle(studio: Studio) {
     });
 }
 
-/// Starts a run with the current settings; a setting that cannot run is reported instead.
+/// Starts a run with the current settings (an A/B run, repeats: [`run_repeats`]); a setting
+/// that cannot run is reported instead.
 pub fn start_run(studio: Studio) {
     if is_busy(studio) {
         return;
@@ -58,8 +65,55 @@ pub fn start_run(studio: Studio) {
     let ep = studio.endpoint.get_untracked();
     let sc = studio.scenario.get_untracked();
     spawn_local(async move {
-        run_scenario(studio, ep, sc).await;
+        run_repeats(studio, ep, sc).await;
     });
+}
+
+/// Runs the scenario [`ScenarioConfig::repeats`] times back to back (once: [`run_scenario`]'s
+/// run), each repeat a run or an A/B run of its own whose reports say which repeat they are;
+/// a cancel stops the repeats, keeping what ran. Then opens the comparison: an A/B run's arms
+/// (of its last repeat), else the first four repeats. Returns every run's id, in order.
+pub async fn run_repeats(studio: Studio, ep: EndpointConfig, sc: ScenarioConfig) -> Vec<RunId> {
+    if let Err(e) = sc.validate_group() {
+        notify(studio, format!("cannot start: {e}"));
+        return Vec::new();
+    }
+    let size = sc.repeats as usize;
+    let id = format!("repeats-{}", crate::browser::clock::unix_now_ms() as u64);
+    let mut all = Vec::new();
+    let mut last = Vec::new();
+    for index in 0..size {
+        let repeat = (size > 1).then(|| RepeatOf {
+            id: id.clone(),
+            index,
+            size,
+        });
+        let Some((ids, cancelled)) = run_grouped(studio, ep.clone(), sc.clone(), repeat).await
+        else {
+            break;
+        };
+        all.extend(ids.iter().copied());
+        last = ids;
+        if cancelled {
+            break;
+        }
+    }
+    let compared = if sc.is_ab() { last } else { all.clone() };
+    if compared.len() > 1 {
+        studio.state.compare().try_set(Vec::new());
+        for id in compared.iter().take(4) {
+            set_compared(studio, *id, true);
+        }
+        let what = if sc.is_ab() { "A/B run" } else { "repeats" };
+        notify(
+            studio,
+            format!(
+                "{what} done: {} runs, compared below",
+                compared.len().min(4)
+            ),
+        );
+    }
+    all
 }
 
 /// Stops the live run; requests in flight end as aborted and the partial run is kept.
@@ -82,6 +136,18 @@ pub async fn run_scenario(
     ep: EndpointConfig,
     sc: ScenarioConfig,
 ) -> Option<(RunId, bool)> {
+    let (ids, cancelled) = run_grouped(studio, ep, sc, None).await?;
+    Some((*ids.first()?, cancelled))
+}
+
+/// [`run_scenario`] for any run: an A/B run gives one id per arm (in the arms' order), any
+/// other run one; `repeat` says which repeat it is of a repeated scenario.
+async fn run_grouped(
+    studio: Studio,
+    ep: EndpointConfig,
+    sc: ScenarioConfig,
+    repeat: Option<RepeatOf>,
+) -> Option<(Vec<RunId>, bool)> {
     if let Err(e) = load_run_parts(studio).await {
         notify(studio, format!("no run started: {e}"));
         return None;
@@ -90,7 +156,7 @@ pub async fn run_scenario(
     if is_running(studio) {
         return None;
     }
-    match run_scenario_part(studio, ep, sc).await {
+    match run_scenario_part(studio, ep, sc, repeat).await {
         Ok(outcome) => outcome,
         Err(e) => {
             notify(studio, format!("no run started: {e}"));
@@ -102,12 +168,14 @@ pub async fn run_scenario(
 lazy_part! {
     preload = preload_run_scenario;
     /// [`run_scenario`], its parts loaded: plans the run, shows it live, stamps it in the pool
-    /// while the tab is watched and the server's metrics read (when asked), then finishes it.
+    /// while the tab is watched and the server's metrics read (when asked), then finishes it:
+    /// one saved run, or one per arm of an A/B run (in the arms' order).
     pub(crate) async fn run_scenario_part(
         studio: Studio,
         ep: EndpointConfig,
         sc: ScenarioConfig,
-    ) -> Option<(RunId, bool)> {
+        repeat: Option<RepeatOf>,
+    ) -> Option<(Vec<RunId>, bool)> {
         if !may_run_offline(studio, &ep) {
             return None;
         }
@@ -118,27 +186,30 @@ lazy_part! {
                 return None;
             }
         };
-        let phases = match sc.plan(&ep.wire_model(), ep.dialect) {
-            Ok(p) => p,
-            Err(e) => {
-                notify(studio, format!("cannot start: {e}"));
-                return None;
-            }
-        };
-        let max_concurrency = phases.iter().map(|p| p.concurrency).max().unwrap_or(1) as usize;
-        show_live(studio, new_report(studio, &ep, &sc), total_jobs(&phases));
+        let planned = plan_run(studio, &ep, &sc)?;
+        let max_concurrency = planned.phases.iter().map(|p| p.concurrency).max().unwrap_or(1) as usize;
+        let iso = crate::browser::clock::iso_now();
+        let mut live = new_report(studio, &ep, &sc, planned.live_title(&sc, &ep, repeat.as_ref(), &iso));
+        if !planned.is_ab() {
+            live.group = repeat.as_ref().map(|r| RunGroup::repeat(&r.id, r.index, r.size));
+        }
+        let parts = planned.arm_parts(&sc, &ep, repeat, &iso);
+        show_live(studio, live, total_jobs(&planned.phases));
         let handle = RunHandle::default();
         studio.handle.set_value(Some(handle.clone()));
         let bases = spread_bases(studio, &ep, max_concurrency).await;
-        if let Some(warning) = connection_limit_warning(&phases, &bases) {
+        let arm_bases = planned.arm_bases(&bases);
+        let mut every_base: Vec<String> = arm_bases.concat();
+        every_base.dedup();
+        if let Some(warning) = connection_limit_warning(&planned.phases, &every_base) {
             notify(studio, warning);
         }
         let stamping = Stamping::choose().await;
         update_live(studio, |r| r.stamping = Some(stamping.describe()));
         let scraper = start_scraper(studio, &ep, &bases, max_concurrency).await;
         let plan = RunPlan {
-            build: request_builder(bases, ep.dialect),
-            phases,
+            build: request_builder(arm_bases, ep.dialect),
+            phases: planned.phases,
             secret_headers,
             dialect: ep.dialect,
             metrics: sc.metrics_config(),
@@ -149,10 +220,17 @@ lazy_part! {
                 Box::new(move || baseline) as AfterWarmups
             }),
         };
-        let on_batch = Rc::new(move |batch: Vec<_>, progress: Progress| {
+        let ab = !parts.is_empty();
+        let on_batch = Rc::new(move |batch: Vec<Finished>, progress: Progress| {
             studio.state.live().update(|l| {
                 if let Some(l) = l {
-                    Arc::make_mut(&mut l.report).requests.extend(batch);
+                    let report = Arc::make_mut(&mut l.report);
+                    for f in batch {
+                        if ab {
+                            l.arms.push(f.arm);
+                        }
+                        report.requests.push(f.record);
+                    }
                     l.progress = progress;
                     l.revision += 1;
                 }
@@ -174,7 +252,144 @@ lazy_part! {
                 r.server_scrapes = scrapes;
             }
         });
-        finish_run(studio).map(|id| (id, handle.is_cancelled()))
+        finish_runs(studio, parts).map(|ids| (ids, handle.is_cancelled()))
+    }
+}
+
+/// A run's plan with, in an A/B run, each arm as it is sent.
+struct Planned {
+    phases: Vec<Phase>,
+    /// The arms of an A/B run, in order; empty for any other run.
+    arms: Vec<PlannedArm>,
+}
+
+/// An arm of an A/B run as it is sent.
+struct PlannedArm {
+    /// Its label ([`ttft_core::scenario::arm_labels`]).
+    label: String,
+    /// Its model as sent.
+    model: String,
+    /// Its own base URL; `None` = the endpoint's (and its shards).
+    own_base: Option<String>,
+}
+
+/// Plans the run with the core: an A/B run's arms interleaved, any other run as before; a
+/// setting that cannot run is told and nothing starts.
+fn plan_run(studio: Studio, ep: &EndpointConfig, sc: &ScenarioConfig) -> Option<Planned> {
+    let planned = if sc.is_ab() {
+        sc.validate_group().and_then(|labels| {
+            let arms: Vec<PlannedArm> = sc
+                .arms
+                .iter()
+                .zip(labels)
+                .map(|(a, label)| PlannedArm {
+                    label,
+                    model: ep.arm_wire_model(a),
+                    own_base: a.own_base().map(str::to_owned),
+                })
+                .collect();
+            let models: Vec<String> = arms.iter().map(|a| a.model.clone()).collect();
+            sc.plan_arms(&models, ep.dialect)
+                .map(|phases| Planned { phases, arms })
+        })
+    } else {
+        sc.plan(&ep.wire_model(), ep.dialect).map(|phases| Planned {
+            phases,
+            arms: Vec::new(),
+        })
+    };
+    planned
+        .map_err(|e| notify(studio, format!("cannot start: {e}")))
+        .ok()
+}
+
+impl Planned {
+    fn is_ab(&self) -> bool {
+        !self.arms.is_empty()
+    }
+
+    /// The live run's title: an A/B run's names its arms (`chat · A/B: sim-ab vs sim-ab-slower
+    /// · …`), a repeat says which it is.
+    fn live_title(
+        &self,
+        sc: &ScenarioConfig,
+        ep: &EndpointConfig,
+        repeat: Option<&RepeatOf>,
+        iso: &str,
+    ) -> String {
+        let kind = sc.kind.id();
+        let of = |r: &RepeatOf| format!(", repeat {} of {}", r.index + 1, r.size);
+        if self.is_ab() {
+            let labels: Vec<&str> = self.arms.iter().map(|a| a.label.as_str()).collect();
+            let name = format!(
+                "A/B: {}{}",
+                labels.join(" vs "),
+                repeat.map(of).unwrap_or_default()
+            );
+            ttft_core::naming::run_title(kind, &name, iso)
+        } else if let Some(r) = repeat {
+            ttft_core::naming::group_run_title(
+                kind,
+                &ep.model,
+                &RunGroup::repeat(&r.id, r.index, r.size),
+                iso,
+            )
+        } else {
+            ttft_core::naming::run_title(kind, &ep.model, iso)
+        }
+    }
+
+    /// The arms' reports to split the run into (none for a run that is no A/B run): titles,
+    /// endpoints and groups, the repeat it is when the scenario repeats.
+    fn arm_parts(
+        &self,
+        sc: &ScenarioConfig,
+        ep: &EndpointConfig,
+        repeat: Option<RepeatOf>,
+        iso: &str,
+    ) -> Vec<ArmPart> {
+        if !self.is_ab() {
+            return Vec::new();
+        }
+        let id = format!("ab-{}", crate::browser::clock::unix_now_ms() as u64);
+        let labels: Vec<String> = self.arms.iter().map(|a| a.label.clone()).collect();
+        RunGroup::arms(&id, &labels)
+            .into_iter()
+            .zip(&self.arms)
+            .map(|(mut group, arm)| {
+                group.repeat = repeat.clone();
+                ArmPart {
+                    title: ttft_core::naming::group_run_title(
+                        sc.kind.id(),
+                        &arm.model,
+                        &group,
+                        iso,
+                    ),
+                    endpoint: EndpointInfo {
+                        base_url: arm.own_base.clone().unwrap_or_else(|| ep.effective_base()),
+                        model: arm.model.clone(),
+                        dialect: ep.dialect,
+                    },
+                    group,
+                }
+            })
+            .collect()
+    }
+
+    /// The base URLs of each arm (one list for a run that is no A/B run): an arm's own, or
+    /// `bases`, the endpoint's as the run spreads them.
+    fn arm_bases(&self, bases: &[String]) -> Vec<Vec<String>> {
+        if !self.is_ab() {
+            return vec![bases.to_vec()];
+        }
+        self.arms
+            .iter()
+            .map(|a| {
+                a.own_base
+                    .clone()
+                    .map_or_else(|| bases.to_vec(), |b| vec![b])
+            })
+            .collect()
     }
 }
 
@@ -209,14 +424,12 @@ fn may_run_offline(studio: Studio, ep: &EndpointConfig) -> bool {
 /// The report a run starts with: its title, endpoint, clock, browser and settings, scored with
 /// the reader and deadlines last applied to a run and held to the last SLO set (the defaults
 /// until then).
-fn new_report(studio: Studio, ep: &EndpointConfig, sc: &ScenarioConfig) -> Report {
+fn new_report(studio: Studio, ep: &EndpointConfig, sc: &ScenarioConfig, title: String) -> Report {
     let endpoint = EndpointInfo {
         base_url: ep.effective_base(),
         model: ep.wire_model(),
         dialect: ep.dialect,
     };
-    let title =
-        ttft_core::naming::run_title(sc.kind.id(), &ep.model, &crate::browser::clock::iso_now());
     let clock = studio.state.clock().get_untracked();
     let mut report = Report::new(title, endpoint, sc.kind.id())
         .created_at(crate::browser::clock::unix_now_ms())
@@ -239,6 +452,7 @@ fn show_live(studio: Studio, report: Report, total: usize) {
             phase: String::new(),
         },
         revision: 0,
+        arms: Vec::new(),
     }));
     studio.state.shown().set(Shown::Live);
     studio.state.reader_view().set(false);
@@ -283,15 +497,19 @@ async fn spread_bases(studio: Studio, ep: &EndpointConfig, max_concurrency: usiz
     }
 }
 
-/// Builds each job's request, the base URLs taken in turn.
+/// Builds each job's request to its arm's base URLs (`arm_bases[job.arm]`; an ordinary run has
+/// one list), each arm's taken in turn. The job's params carry its arm's model.
 fn request_builder(
-    bases: Vec<String>,
+    arm_bases: Vec<Vec<String>>,
     dialect: Option<ttft_core::dialect::Dialect>,
 ) -> Rc<dyn Fn(&Job) -> ttft_core::request::HttpRequestSpec> {
-    let next_base = std::cell::Cell::new(0usize);
+    let next_base: Vec<std::cell::Cell<usize>> =
+        arm_bases.iter().map(|_| std::cell::Cell::new(0)).collect();
     Rc::new(move |job: &Job| {
-        let i = next_base.get();
-        next_base.set(i + 1);
+        let arm = job.arm.min(arm_bases.len() - 1);
+        let (bases, next) = (&arm_bases[arm], &next_base[arm]);
+        let i = next.get();
+        next.set(i + 1);
         build_request(&bases[i % bases.len()], dialect, &job.params)
     })
 }
@@ -331,10 +549,28 @@ async fn start_scraper(
 /// The pool is done: the live run becomes a saved run under a new id, which is shown and
 /// returned.
 pub fn finish_run(studio: Studio) -> Option<RunId> {
+    finish_runs(studio, Vec::new()).and_then(|ids| ids.first().copied())
+}
+
+/// The pool is done: the live run becomes saved runs under new ids: itself, or, given the arms
+/// of an A/B run, one report per arm ([`Report::split_arms`], by the arm of each request the
+/// pool handed on), added together (the first arm on top), the first shown, all saved.
+fn finish_runs(studio: Studio, arms: Vec<ArmPart>) -> Option<Vec<RunId>> {
     studio.handle.set_value(None);
     let live = studio.state.live().try_update(Option::take).flatten()?;
-    let ids = add_runs(studio.state, vec![live.report]);
-    show_run(studio, ids[0]);
-    super::storage::save_run(studio, ids[0]);
-    Some(ids[0])
+    let reports: Vec<Arc<Report>> = if arms.is_empty() {
+        vec![live.report]
+    } else {
+        Arc::unwrap_or_clone(live.report)
+            .split_arms(&live.arms, arms)
+            .into_iter()
+            .map(Arc::new)
+            .collect()
+    };
+    let ids = add_runs(studio.state, reports);
+    show_run(studio, *ids.first()?);
+    for id in &ids {
+        super::storage::save_run(studio, *id);
+    }
+    Some(ids)
 }

@@ -1,8 +1,9 @@
 //! The worker pool of a run: phases in order (warm-ups apart and over before the first
 //! measured request, a hook awaited in between), `concurrency` workers per phase pulling jobs
 //! from a queue (each job sent through the run's [`Stamping`]), Poisson arrivals when a rate is set, the multi-turn conversation carried from
-//! one round to the next ([`Conversation`], in the core), finished records handed on in
-//! batches at most four times a second so the page never renders between a read and its stamp.
+//! one round to the next ([`Conversation`], in the core; one per arm of an A/B run), finished
+//! records handed on with their arm in batches at most four times a second so the page never
+//! renders between a read and its stamp.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -55,19 +56,32 @@ pub struct RunPlan {
 /// What a run does between its warm-ups and its measured requests.
 pub type AfterWarmups = Box<dyn FnOnce() -> futures_util::future::LocalBoxFuture<'static, ()>>;
 
+/// A finished request and the arm of the A/B run it belongs to (0 in an ordinary run).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    /// The job's arm ([`Job::arm`]).
+    pub arm: usize,
+    /// What it measured.
+    pub record: RequestRecord,
+}
+
+/// What receives the finished requests, in batches, with the progress so far.
+pub type OnBatch = Rc<dyn Fn(Vec<Finished>, Progress)>;
+
 /// What the workers of a run share.
 struct Shared {
     plan: RunPlan,
     handle: RunHandle,
-    on_batch: Rc<dyn Fn(Vec<RequestRecord>, Progress)>,
+    on_batch: OnBatch,
     total: usize,
     run_start: f64,
-    pending: RefCell<Vec<RequestRecord>>,
+    pending: RefCell<Vec<Finished>>,
     last_flush: Cell<f64>,
     done: Cell<usize>,
     next_index: Cell<u32>,
-    /// Multi-turn runs only: other runs never read it, so they do not copy every prompt into it.
-    conversation: Option<RefCell<Conversation>>,
+    /// Multi-turn runs only, one conversation per arm: other runs never read them, so they do
+    /// not copy every prompt into them.
+    conversation: Option<RefCell<Vec<Conversation>>>,
 }
 
 impl Shared {
@@ -87,7 +101,11 @@ impl Shared {
     /// Sends one job and records it.
     async fn run_job(&self, mut job: Job, label: &str) {
         if let Some(c) = &self.conversation {
-            c.borrow().prepare(&mut job);
+            let mut arms = c.borrow_mut();
+            if arms.len() <= job.arm {
+                arms.resize_with(job.arm + 1, Conversation::default);
+            }
+            arms[job.arm].prepare(&mut job);
         }
         let spec = (self.plan.build)(&job);
         let index = self.next_index.get();
@@ -119,6 +137,7 @@ impl Shared {
             sent_epoch_ms: exchange.sent_epoch_ms,
             protocol: exchange.protocol,
             raw: Some(RawCapture::new(exchange.capture, sent_wall_ms)),
+            pair: job.pair,
             ..RequestRecord::from_timeline(
                 index,
                 job.group.clone(),
@@ -128,9 +147,12 @@ impl Shared {
             )
         };
         if let Some(c) = &self.conversation {
-            c.borrow_mut().record(&job, &record.metrics);
+            c.borrow_mut()[job.arm].record(&job, &record.metrics);
         }
-        self.pending.borrow_mut().push(record);
+        self.pending.borrow_mut().push(Finished {
+            arm: job.arm,
+            record,
+        });
         self.done.set(self.done.get() + 1);
         let t = now();
         if t - self.last_flush.get() > 250.0 || self.done.get() == self.total {
@@ -140,12 +162,9 @@ impl Shared {
     }
 }
 
-/// Runs the phases; `on_batch` receives finished records (at most every 250 ms) and progress.
-pub async fn run_phases(
-    mut plan: RunPlan,
-    handle: RunHandle,
-    on_batch: Rc<dyn Fn(Vec<RequestRecord>, Progress)>,
-) {
+/// Runs the phases; `on_batch` receives finished records with their arms (at most every
+/// 250 ms) and progress.
+pub async fn run_phases(mut plan: RunPlan, handle: RunHandle, on_batch: OnBatch) {
     let phases = warmups_first(std::mem::take(&mut plan.phases));
     let mut after_warmups = plan.after_warmups.take();
     let mut warmed_up = false;

@@ -34,6 +34,7 @@ pub mod locust;
 pub mod metrics;
 pub mod naming;
 pub mod openers;
+pub mod pairing;
 pub mod probe;
 pub mod prometheus;
 pub mod quota;

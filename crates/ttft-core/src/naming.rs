@@ -11,6 +11,27 @@ pub fn run_title(scenario: &str, model: &str, iso_time: &str) -> String {
     format!("{scenario} · {model} · {when}")
 }
 
+/// The title of a run made with others (an arm of an A/B run, a repeat): scenario, the arm's
+/// label (a repeat: the model), its place in the group and the time, e.g. `chat · model-a ·
+/// A/B 1 of 2 · 2025-03-14T09:26:53`, `chat · sim-fast · repeat 2 of 3 · …` ([`run_title`]
+/// with the place after the name).
+pub fn group_run_title(
+    scenario: &str,
+    model: &str,
+    group: &crate::report::RunGroup,
+    iso_time: &str,
+) -> String {
+    let name = match group.kind {
+        crate::report::GroupKind::Arms => group.label.as_str(),
+        crate::report::GroupKind::Repeats => model,
+    };
+    run_title(
+        scenario,
+        &format!("{name} · {}", group.describe()),
+        iso_time,
+    )
+}
+
 /// Part of every Locust worker's file name: scenario, model and time, letters, digits and
 /// single dashes only.
 pub fn locust_run_name(scenario: &str, model: &str, iso_time: &str) -> String {

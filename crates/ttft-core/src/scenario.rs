@@ -33,6 +33,96 @@ pub enum ScenarioError {
     /// An empty level list.
     #[error("give at least one level, e.g. 1, 4, 8")]
     NoLevels,
+    /// An A/B run with fewer than two arms.
+    #[error("an A/B run compares 2 to 4 configurations: add another, or turn A/B off")]
+    TooFewArms,
+    /// An A/B run with more than four arms.
+    #[error("an A/B run compares at most 4 configurations: remove {0}")]
+    TooManyArms(usize),
+    /// An arm without a model (1-based).
+    #[error("configuration {0} of the A/B run has no model: choose one, or remove it")]
+    ArmWithoutModel(usize),
+    /// Two arms given the same label.
+    #[error("two configurations of the A/B run are labelled '{0}': give each its own label")]
+    DuplicateArmLabel(String),
+    /// Repeats out of range.
+    #[error("repeat a scenario 1 to 20 times, not {0}")]
+    BadRepeats(u32),
+    /// A concurrency sweep cannot be interleaved.
+    #[error(
+        "an A/B run cannot interleave a concurrency sweep (each level's streams would be split between the configurations): sweep each configuration on its own, or compare them with a chat run at one concurrency"
+    )]
+    ArmsInConcurrencySweep,
+}
+
+/// Most configurations an A/B run compares.
+pub const MAX_ARMS: usize = 4;
+
+/// Most repeats of one scenario.
+pub const MAX_REPEATS: u32 = 20;
+
+/// One configuration of an A/B run: a model, and another base URL of the same API kind when it
+/// is not the endpoint panel's. Holds no secret: API key and headers are the endpoint panel's,
+/// sent to every arm and stored with none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arm {
+    /// Short label (empty = the model's name, told apart from the others' when they clash).
+    #[serde(default)]
+    pub label: String,
+    /// Model.
+    #[serde(default)]
+    pub model: String,
+    /// Base URL; `None` (or blank) = the endpoint panel's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+}
+
+impl Arm {
+    /// The arm's own base URL, trimmed, when it has one.
+    pub fn own_base(&self) -> Option<&str> {
+        self.base_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+    }
+}
+
+/// The labels of an A/B run's arms, in order: each arm's own, or its model's name when it has
+/// none (`model (2)`, `model (3)` when another arm already goes by it). Errors when an arm has
+/// no model or two arms were given the same label; the count of arms is not checked here.
+pub fn arm_labels(arms: &[Arm]) -> Result<Vec<String>, ScenarioError> {
+    let mut given: Vec<&str> = Vec::new();
+    for (i, a) in arms.iter().enumerate() {
+        if a.model.trim().is_empty() {
+            return Err(ScenarioError::ArmWithoutModel(i + 1));
+        }
+        let label = a.label.trim();
+        if !label.is_empty() {
+            if given.contains(&label) {
+                return Err(ScenarioError::DuplicateArmLabel(label.to_owned()));
+            }
+            given.push(label);
+        }
+    }
+    let mut taken: Vec<String> = given.iter().map(|l| (*l).to_owned()).collect();
+    Ok(arms
+        .iter()
+        .map(|a| {
+            let label = a.label.trim();
+            if !label.is_empty() {
+                return label.to_owned();
+            }
+            let model = a.model.trim();
+            let mut candidate = model.to_owned();
+            let mut n = 2;
+            while taken.contains(&candidate) {
+                candidate = format!("{model} ({n})");
+                n += 1;
+            }
+            taken.push(candidate.clone());
+            candidate
+        })
+        .collect())
 }
 
 /// The kinds of run the studio offers.
@@ -176,6 +266,24 @@ pub struct ScenarioConfig {
     /// Extra request fields as a JSON object (e.g. llama.cpp `{"cache_prompt": false}`).
     #[serde(default)]
     pub extra_body: String,
+    /// The configurations of an A/B run, sent interleaved ([`ScenarioConfig::plan_arms`]):
+    /// empty for an ordinary run, else 2 to [`MAX_ARMS`]. Absent from settings without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arms: Vec<Arm>,
+    /// How many times the whole scenario runs, back to back (1 = once), each time a run (or an
+    /// A/B run) of its own. Absent from settings when 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeats: u32,
+}
+
+/// The default count of repeats.
+fn one() -> u32 {
+    1
+}
+
+/// Whether a count is 1 (serde's `skip_serializing_if` passes a reference).
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl Default for ScenarioConfig {
@@ -201,6 +309,8 @@ impl Default for ScenarioConfig {
             ignore_eos: false,
             rate_per_s: 0.0,
             extra_body: String::new(),
+            arms: Vec::new(),
+            repeats: 1,
         }
     }
 }
@@ -218,6 +328,12 @@ pub struct Job {
     pub params: GenerationParams,
     /// Multi-turn: prepend the conversation so far.
     pub chained: bool,
+    /// The arm of an A/B run it belongs to (0 in an ordinary run): its index in
+    /// [`ScenarioConfig::arms`].
+    pub arm: usize,
+    /// Its interleaving slot in an A/B run: the k-th measured job of every arm has `Some(k)`
+    /// (the same prompt, sent back to back); `None` for warm-ups and ordinary runs.
+    pub pair: Option<u32>,
 }
 
 /// Jobs run at one concurrency.
@@ -356,6 +472,8 @@ impl ScenarioConfig {
             warmup,
             params: self.params(model, prompt, dialect),
             chained: false,
+            arm: 0,
+            pair: None,
         };
         let warmups = |group: &str, level: Option<f64>, prompt: &str| {
             (0..self.warmup)
@@ -478,6 +596,100 @@ impl ScenarioConfig {
                 }]
             }
         })
+    }
+}
+
+impl ScenarioConfig {
+    /// Whether the scenario is an A/B run (it has arms).
+    pub fn is_ab(&self) -> bool {
+        !self.arms.is_empty()
+    }
+
+    /// Checks the settings of runs made together: the repeats (1 to [`MAX_REPEATS`]) and, in an
+    /// A/B run, 2 to [`MAX_ARMS`] arms with models and distinct labels, of a kind that can be
+    /// interleaved (not a concurrency sweep). Returns the arms' labels ([`arm_labels`]; none
+    /// for an ordinary run).
+    pub fn validate_group(&self) -> Result<Vec<String>, ScenarioError> {
+        if !(1..=MAX_REPEATS).contains(&self.repeats) {
+            return Err(ScenarioError::BadRepeats(self.repeats));
+        }
+        if self.arms.is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.arms.len() < 2 {
+            return Err(ScenarioError::TooFewArms);
+        }
+        if self.arms.len() > MAX_ARMS {
+            return Err(ScenarioError::TooManyArms(self.arms.len() - MAX_ARMS));
+        }
+        if self.kind == ScenarioKind::ConcurrencySweep {
+            return Err(ScenarioError::ArmsInConcurrencySweep);
+        }
+        arm_labels(&self.arms)
+    }
+
+    /// The phases of an A/B run: every arm's own plan ([`ScenarioConfig::plan`] with its
+    /// model as sent, `models[i]` for `arms[i]`), interleaved job by job within each phase:
+    /// A0 B0 A1 B1 … (A0 B0 C0 A1 … with three arms), warm-ups too. Each job carries its arm,
+    /// and the k-th measured job of every arm the slot `pair = k` (counted over the whole
+    /// plan, so a prompt sweep's levels never share one). A phase's concurrency and arrival
+    /// rate are the whole interleaved run's: at concurrency 4 with two arms, about two of each
+    /// are in flight, and starts still alternate A, B, A, B. A multi-turn run keeps one
+    /// conversation per arm (the runner's). The arms are checked first
+    /// ([`ScenarioConfig::validate_group`]).
+    pub fn plan_arms(
+        &self,
+        models: &[String],
+        dialect: Option<Dialect>,
+    ) -> Result<Vec<Phase>, ScenarioError> {
+        self.validate_group()?;
+        if models.len() < 2 {
+            return Err(ScenarioError::TooFewArms);
+        }
+        let plans = models
+            .iter()
+            .map(|m| self.plan(m, dialect))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(interleave(plans))
+    }
+}
+
+/// Interleaves plans of the same shape (one per arm) phase by phase, job by job, setting each
+/// job's arm and measured slot.
+fn interleave(plans: Vec<Vec<Phase>>) -> Vec<Phase> {
+    let mut slots = vec![0u32; plans.len()];
+    let mut arms: Vec<std::vec::IntoIter<Phase>> = plans.into_iter().map(Vec::into_iter).collect();
+    let mut out = Vec::new();
+    loop {
+        let phases: Vec<Phase> = arms.iter_mut().filter_map(Iterator::next).collect();
+        let Some(first) = phases.first() else {
+            return out;
+        };
+        let (concurrency, rate_per_s) = (first.concurrency, first.rate_per_s);
+        let mut queues: Vec<std::vec::IntoIter<Job>> =
+            phases.into_iter().map(|p| p.jobs.into_iter()).collect();
+        let mut jobs = Vec::new();
+        loop {
+            let before = jobs.len();
+            for (arm, q) in queues.iter_mut().enumerate() {
+                if let Some(mut job) = q.next() {
+                    job.arm = arm;
+                    if !job.warmup {
+                        job.pair = Some(slots[arm]);
+                        slots[arm] += 1;
+                    }
+                    jobs.push(job);
+                }
+            }
+            if jobs.len() == before {
+                break;
+            }
+        }
+        out.push(Phase {
+            concurrency,
+            rate_per_s,
+            jobs,
+        });
     }
 }
 

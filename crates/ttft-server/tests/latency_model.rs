@@ -174,3 +174,94 @@ fn queue_limit_refuses() {
     assert!(s.submit(2, 10, 1).is_ok());
     assert!(s.submit(3, 10, 1).is_err());
 }
+
+/// The decode steps (ms) of one request alone with `id`, from its first token on.
+fn decode_steps(m: &LatencyModel, id: u64, prompt: u32, out: u32) -> (f64, Vec<f64>) {
+    let mut s = Scheduler::new(m.clone());
+    s.submit(id, prompt, out).unwrap();
+    let mut prefill = 0.0;
+    let mut steps = Vec::new();
+    while let Some(step) = s.plan() {
+        if step.prefill {
+            prefill += step.duration_ms;
+        } else {
+            steps.push(step.duration_ms);
+        }
+        s.complete(&step);
+    }
+    (prefill, steps)
+}
+
+#[test]
+fn the_slower_ab_profile_decodes_exactly_ten_percent_slower_with_the_same_prefill() {
+    use ttft_server::sim::profile::AB_SLOWER_FACTOR;
+    let (ab, slower, twin) = (
+        model("sim-ab"),
+        model("sim-ab-slower"),
+        model("sim-ab-twin"),
+    );
+    assert_eq!(twin, ab, "the twin differs in name only");
+    assert!(ab.jitter > 0.0 && slower.jitter == ab.jitter && slower.seed == ab.seed);
+    assert_eq!(AB_SLOWER_FACTOR, 1.10);
+    for id in [0, 1, 7, 1234] {
+        let (pa, sa) = decode_steps(&ab, id, 120, 64);
+        let (ps, ss) = decode_steps(&slower, id, 120, 64);
+        assert_eq!(pa, ps, "prefill identical");
+        assert!((140.0..160.0).contains(&pa), "TTFT ≈ 150 ms: {pa}");
+        assert_eq!(sa.len(), ss.len());
+        for (a, s) in sa.iter().zip(&ss) {
+            assert!(
+                (s / a - 1.10).abs() < 1e-12,
+                "every decode step × 1.10: {a} → {s}"
+            );
+        }
+    }
+    // Over many requests, ITL ≈ 20 ms on sim-ab and its ratio 1.10.
+    let mean = |m: &LatencyModel| {
+        let all: Vec<f64> = (0..200)
+            .flat_map(|id| decode_steps(m, id, 120, 32).1)
+            .collect();
+        all.iter().sum::<f64>() / all.len() as f64
+    };
+    let (ma, ms) = (mean(&ab), mean(&slower));
+    assert!((18.0..22.0).contains(&ma), "ITL ≈ 20 ms: {ma}");
+    assert!((ms / ma - 1.10).abs() < 1e-9, "{ms} / {ma}");
+}
+
+#[test]
+fn jitter_is_deterministic_per_seed_and_request_and_varies_the_steps() {
+    let ab = model("sim-ab");
+    let (_, once) = decode_steps(&ab, 42, 100, 64);
+    let (_, again) = decode_steps(&ab, 42, 100, 64);
+    assert_eq!(once, again, "same seed and request id: the same steps");
+    let (_, other_request) = decode_steps(&ab, 43, 100, 64);
+    assert_ne!(once, other_request);
+    let reseeded = LatencyModel {
+        seed: 30,
+        ..ab.clone()
+    };
+    assert_ne!(
+        decode_steps(&reseeded, 42, 100, 64).1,
+        once,
+        "another seed, other steps"
+    );
+    // Steps vary within a request (per-step noise) and request means between requests
+    // (per-request speed), each by about the jitter's 10 %.
+    let cv = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt() / m
+    };
+    let within = cv(&once);
+    assert!((0.05..0.16).contains(&within), "per-step CV {within}");
+    let means: Vec<f64> = (0..300)
+        .map(|id| {
+            let s = decode_steps(&ab, id, 100, 64).1;
+            s.iter().sum::<f64>() / s.len() as f64
+        })
+        .collect();
+    let between = cv(&means);
+    assert!((0.07..0.14).contains(&between), "per-request CV {between}");
+    // Without jitter nothing varies: the other profiles keep their exact steps.
+    let (_, flat) = decode_steps(&model("sim-fast"), 42, 100, 8);
+    assert!(flat.iter().all(|s| (s - flat[0]).abs() < 0.01), "{flat:?}");
+}

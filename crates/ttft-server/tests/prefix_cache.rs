@@ -385,6 +385,8 @@ fn the_scheduler_charges_a_prefill_for_the_uncached_tokens_only() {
         max_batch: 8,
         kv_capacity: 10_000,
         max_waiting: 8,
+        jitter: 0.0,
+        seed: 0,
     };
     let mut s = Scheduler::new(model.clone());
     s.submit_cached(1, 1000, 960, 2).unwrap();

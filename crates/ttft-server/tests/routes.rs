@@ -677,3 +677,66 @@ async fn dist_files_are_cached_by_fingerprint() {
     assert!(!resp.headers().contains_key("cache-control"));
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// The decode steps (ms) a request alone on `model`'s engine takes, by the latency model.
+fn modelled_decode_steps(model: &str, id: u64, prompt: u32, planned: u32) -> Vec<f64> {
+    use ttft_server::sim::scheduler::Scheduler;
+    let latency = ttft_server::sim::profile::profiles()
+        .into_iter()
+        .find(|p| p.name == model)
+        .unwrap()
+        .latency;
+    let mut s = Scheduler::new(latency);
+    s.submit(id, prompt, planned).unwrap();
+    let mut steps = Vec::new();
+    while let Some(step) = s.plan() {
+        if !step.prefill {
+            steps.push(step.duration_ms);
+        }
+        s.complete(&step);
+    }
+    steps
+}
+
+#[tokio::test]
+async fn the_ab_profiles_ground_truth_is_the_noisy_steps_slept_and_the_slower_one_ten_percent_slower()
+ {
+    let app = server();
+    let mut ratios = Vec::new();
+    for model in ["sim-ab", "sim-ab-slower"] {
+        let (s, headers, _) = post(&app, "/v1/chat/completions", chat(model, 40), &[]).await;
+        assert_eq!(s, StatusCode::OK);
+        let id = headers["x-request-id"].to_str().unwrap().to_owned();
+        let (_, truth) = get(&app, &format!("/v1/ground-truth/{id}")).await;
+        let t: Value = serde_json::from_slice(&truth).unwrap();
+        let scheduled: Vec<f64> = t["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["tokens"].as_u64() > Some(0))
+            .map(|c| c["scheduled_ms"].as_f64().unwrap())
+            .collect();
+        let gaps: Vec<f64> = scheduled.windows(2).map(|w| w[1] - w[0]).collect();
+        let n: u64 = id.trim_start_matches("sim-").parse().unwrap();
+        let prompt = u32::try_from(t["prompt_tokens"].as_u64().unwrap()).unwrap();
+        let planned = u32::try_from(t["planned_tokens"].as_u64().unwrap()).unwrap();
+        // The same request on sim-ab: what the slower profile's steps are 1.10 × of.
+        let ab = modelled_decode_steps("sim-ab", n, prompt, planned);
+        let own = modelled_decode_steps(model, n, prompt, planned);
+        assert_eq!(gaps.len(), own.len(), "{model}: one chunk per decode step");
+        // The engine starts a step once the last one's tokens are handed on: never early, late
+        // by microseconds (by more only when the machine is busy, hence the median).
+        let mut per_step: Vec<f64> = Vec::new();
+        for ((gap, step), a) in gaps.iter().zip(&own).zip(&ab) {
+            assert!(
+                *gap >= step - 0.01,
+                "{model}: truth {gap} ms, modelled step {step} ms"
+            );
+            per_step.push(gap / a);
+        }
+        per_step.sort_by(f64::total_cmp);
+        ratios.push(per_step[per_step.len() / 2]);
+    }
+    assert!((ratios[0] - 1.0).abs() < 0.01, "sim-ab: {ratios:?}");
+    assert!((ratios[1] - 1.10).abs() < 0.01, "sim-ab-slower: {ratios:?}");
+}

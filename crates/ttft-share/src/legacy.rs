@@ -38,11 +38,14 @@ pub fn encode_r1(report: &Report) -> String {
 /// the floating-point noise digits that otherwise dominate the compressed size.
 pub fn compact_for_share(report: &Report, sample: usize) -> Report {
     // A link never carries the raw captures (bytes and times) nor their lines' origins (the
-    // workers' hosts): links stay small.
+    // workers' hosts): links stay small. Nor a run's place among runs made together (an A/B
+    // run's arms, repeats): a shared run is one run.
     let mut bare = report.clone();
+    bare.group = None;
     bare.requests.iter_mut().for_each(|q| {
         q.raw = None;
         q.origin = None;
+        q.pair = None;
     });
     let mut r = round_floats(&bare);
     let n = r.requests.len().max(1);

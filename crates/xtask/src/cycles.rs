@@ -96,6 +96,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "slo",
             "client_health",
             "compare",
+            "pairing",
             "review",
             "probe",
             "diagnosis",

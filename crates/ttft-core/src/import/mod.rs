@@ -470,6 +470,7 @@ fn record(
         raw: None,
         client: None,
         origin: None,
+        pair: None,
     }
 }
 

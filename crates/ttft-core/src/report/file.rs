@@ -104,6 +104,7 @@ impl Report {
             source_summary: None,
             metrics_url: None,
             server_scrapes: Vec::new(),
+            group: None,
         }
     }
 

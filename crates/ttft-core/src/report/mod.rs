@@ -12,12 +12,14 @@ use crate::stats::{LinearFit, Summary, Thresholds};
 use crate::timeline::{Outcome, RequestTimeline};
 
 pub mod file;
+pub mod group;
 pub mod health;
 pub mod slo;
 pub mod source;
 pub mod votes;
 
 pub use file::{ReportFileError, read_json, read_value};
+pub use group::{ArmPart, GroupKind, RepeatOf, RunGroup};
 
 /// Current version of the report format.
 pub const REPORT_VERSION: u32 = 1;
@@ -130,6 +132,12 @@ pub struct RequestRecord {
     /// studio (and in report files from before it was kept). Never carried by share links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<crate::raw::LineOrigin>,
+    /// The request's interleaving slot in an A/B run ([`group`]): the k-th request of every
+    /// arm has `pair = k` (the same prompt, sent back to back), so request k of one arm pairs
+    /// with request k of another ([`crate::pairing`]). `None` outside A/B runs and for
+    /// warm-ups. Not carried by share links (a shared run is one run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<u32>,
 }
 
 /// A whole run.
@@ -212,6 +220,11 @@ pub struct Report {
     /// them: a run opened from a link has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_scrapes: Vec<crate::server_metrics::Scrape>,
+    /// The run's place in a set of runs made together: an arm of an A/B run, or a repeat
+    /// ([`group`]); `None` for a run made alone (and in files made before them). Not carried
+    /// by share links (a shared run is one run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<RunGroup>,
 }
 
 /// A browser's name and major version from its user agent (`Firefox 153`, `Chrome 156`,
@@ -463,6 +476,7 @@ impl RequestRecord {
             raw: None,
             client: None,
             origin: None,
+            pair: None,
         }
     }
 }

@@ -424,6 +424,7 @@ fn aggregates_count_requests_that_were_not_streamed() {
         source_summary: None,
         metrics_url: None,
         server_scrapes: Vec::new(),
+        group: None,
     };
     let agg = report.aggregates();
     assert_eq!(agg.not_streamed, 1);

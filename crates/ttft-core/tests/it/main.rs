@@ -1,5 +1,6 @@
 //! The ttft-core tests in one binary (each file a module), so the crate is linked once for all of them.
 
+mod ab_runs;
 mod analysis;
 mod capture;
 mod compare_import;

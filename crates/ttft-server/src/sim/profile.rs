@@ -48,6 +48,31 @@ const fn lat(prefill_base_ms: f64, prefill_ms_per_token: f64, decode_base_ms: f6
         max_batch: 64,
         kv_capacity: 200_000,
         max_waiting: 256,
+        jitter: 0.0,
+        seed: 0,
+    }
+}
+
+/// The A/B profiles' latency (#29): TTFT ≈ 150 ms (145 ms + 0.05 ms per prompt token), ITL
+/// ≈ 20 ms at low load, decode steps varied by 10 % per request and 10 % per step (seed 29).
+const AB: LatencyModel = LatencyModel {
+    jitter: 0.1,
+    seed: 29,
+    ..lat(145.0, 0.05, 18.3)
+};
+
+/// How much longer `sim-ab-slower`'s decode steps are than `sim-ab`'s.
+pub const AB_SLOWER_FACTOR: f64 = 1.10;
+
+/// `m` with every decode cost multiplied by `factor` and the prefill, the noise and its seed
+/// unchanged: each decode step of a request lasts exactly `factor` × what it lasts under `m`
+/// (the same request id and arrivals draw the same noise), so its ITL is `factor` × too.
+pub fn slower_decode(m: LatencyModel, factor: f64) -> LatencyModel {
+    LatencyModel {
+        decode_base_ms: m.decode_base_ms * factor,
+        decode_ms_per_seq: m.decode_ms_per_seq * factor,
+        decode_ms_per_kv_ktok: m.decode_ms_per_kv_ktok * factor,
+        ..m
     }
 }
 
@@ -161,6 +186,30 @@ pub fn profiles() -> Vec<Profile> {
                 max_waiting: 64,
                 ..lat(50.0, 0.1, 10.0)
             },
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+            prefix_cache: false,
+        },
+        Profile {
+            name: "sim-ab",
+            description: "For A/B runs: TTFT ≈ 150 ms, ITL ≈ 20 ms, with realistic seeded noise (each request's decode speed and each decode step vary by 10 %, lognormal, deterministic from the request id)",
+            latency: AB,
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+            prefix_cache: false,
+        },
+        Profile {
+            name: "sim-ab-twin",
+            description: "Exactly sim-ab's latency and noise under another name: an A/B run of sim-ab against it should find no difference",
+            latency: AB,
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+            prefix_cache: false,
+        },
+        Profile {
+            name: "sim-ab-slower",
+            description: "sim-ab with every decode step exactly 10 % longer (ITL ratio 1.10 by construction: decode costs × 1.1, same noise and seed), prefill identical: the known difference an A/B run should find",
+            latency: slower_decode(AB, AB_SLOWER_FACTOR),
             tokens_per_chunk: 1,
             behaviour: Behaviour::Prose,
             prefix_cache: false,

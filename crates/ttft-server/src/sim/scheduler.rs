@@ -8,6 +8,12 @@
 //! preempted: its cache is dropped and it re-prefills (prompt + tokens so far) later. A
 //! sequence submitted with prompt tokens a prefix cache holds ([`Scheduler::submit_cached`])
 //! is charged only for the rest in its first prefill.
+//!
+//! A model with `jitter` varies its decode steps as real servers do, deterministically: each
+//! request draws a lognormal speed multiplier from the model's seed and its id, and each decode
+//! step a lognormal noise factor from the seed, the id of the batch's first sequence and its
+//! token position ([`LatencyModel::jitter`]). The step's duration is what the engine sleeps, so
+//! the ground truth stays exact.
 
 use std::collections::VecDeque;
 
@@ -32,6 +38,50 @@ pub struct LatencyModel {
     pub kv_capacity: u32,
     /// Most requests waiting before new ones get 429.
     pub max_waiting: usize,
+    /// Decode noise, as a coefficient of variation (0 = none, deterministic steps): a decode
+    /// step lasts its modelled time × the mean speed multiplier of the batch's sequences (one
+    /// lognormal draw per request, mean 1, this CV) × a per-step lognormal factor (mean 1,
+    /// this CV). Prefill steps are not varied.
+    pub jitter: f64,
+    /// Seed of the noise: the same seed, request ids and arrivals give the same steps.
+    pub seed: u64,
+}
+
+/// SplitMix64's finaliser: spreads a key over 64 bits, so nearby ids seed unrelated draws.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A lognormal factor of mean 1 and coefficient of variation `cv`, drawn from `key` alone
+/// (Box–Muller on two uniform draws); exactly 1 when `cv` is 0.
+pub fn lognormal_factor(cv: f64, key: u64) -> f64 {
+    if cv <= 0.0 {
+        return 1.0;
+    }
+    let mut rng = fastrand::Rng::with_seed(mix(key));
+    let (u1, u2) = (1.0 - rng.f64(), rng.f64());
+    let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+    let sigma2 = cv.mul_add(cv, 1.0).ln();
+    (sigma2.sqrt() * z - sigma2 / 2.0).exp()
+}
+
+impl LatencyModel {
+    /// Request `id`'s decode speed multiplier (1 without jitter).
+    pub fn request_speed(&self, id: u64) -> f64 {
+        lognormal_factor(self.jitter, self.seed ^ mix(id))
+    }
+
+    /// The noise factor of the decode step that produces token `position` of request `id` when
+    /// it leads the batch (1 without jitter).
+    pub fn step_noise(&self, id: u64, position: u32) -> f64 {
+        lognormal_factor(
+            self.jitter,
+            mix(self.seed ^ 0x5EED_57E9_0000_0029) ^ mix(id).rotate_left(17) ^ u64::from(position),
+        )
+    }
 }
 
 /// One sequence's scheduling state.
@@ -52,6 +102,8 @@ pub struct Seq {
     /// Prompt tokens a prefix cache holds: its first prefill computes only the rest (a
     /// preemption drops them with the rest of its KV).
     pub cached: u32,
+    /// Its decode speed multiplier ([`LatencyModel::request_speed`]).
+    pub speed: f64,
 }
 
 impl Seq {
@@ -167,6 +219,7 @@ impl Scheduler {
             needs_prefill: true,
             preemptions: 0,
             cached: cached.min(prompt_tokens),
+            speed: self.model.request_speed(id),
         });
         Ok(())
     }
@@ -212,10 +265,19 @@ impl Scheduler {
             });
         }
         let kv: u32 = self.running.iter().map(Seq::kv).sum();
+        let n = self.running.len() as f64;
+        let modelled = m.decode_base_ms
+            + m.decode_ms_per_seq * n
+            + m.decode_ms_per_kv_ktok * f64::from(kv) / 1000.0;
+        let noise = if m.jitter > 0.0 {
+            let speed = self.running.iter().map(|s| s.speed).sum::<f64>() / n;
+            let lead = &self.running[0];
+            speed * m.step_noise(lead.id, lead.generated)
+        } else {
+            1.0
+        };
         Some(Step {
-            duration_ms: m.decode_base_ms
-                + m.decode_ms_per_seq * self.running.len() as f64
-                + m.decode_ms_per_kv_ktok * f64::from(kv) / 1000.0,
+            duration_ms: modelled * noise,
             prefill: false,
             ids: self.running.iter().map(|s| s.id).collect(),
             batch: self.running.len(),

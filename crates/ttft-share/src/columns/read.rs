@@ -198,6 +198,8 @@ impl<'a> Reader<'a> {
             raw: None,
             client,
             origin: None,
+            // A shared run is one run: links keep no A/B pairing (docs/share-link-format.md).
+            pair: None,
         })
     }
 
