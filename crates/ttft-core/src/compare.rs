@@ -117,6 +117,9 @@ pub struct Comparison {
     /// The level and the difference to detect the comparison was made with.
     #[serde(default)]
     pub confidence: Confidence,
+    /// When the runs are repeats of one scenario: how far their medians moved between repeats.
+    #[serde(default)]
+    pub repeat_spread: Option<String>,
 }
 
 type Pick = fn(&Aggregates) -> Option<f64>;
@@ -432,6 +435,7 @@ pub fn compare(
         reader_winner: verdict.reader_winner,
         lesson: verdict.text,
         confidence,
+        repeat_spread: None,
     }
 }
 
@@ -458,8 +462,54 @@ pub fn compare_reports(
         .zip(&aggs)
         .map(|(r, a)| RunSamples::of(r, a))
         .collect();
-    let cmp = compare(names, &aggs, &samples, confidence);
+    let mut cmp = compare(names, &aggs, &samples, confidence);
+    cmp.repeat_spread = repeat_spread(reports, &cmp.rows);
     (aggs, samples, cmp)
+}
+
+/// The repeat set a run belongs to (its id), when it is one of several repeats.
+fn repeat_id(r: &Report) -> Option<&str> {
+    let g = r.group.as_ref()?;
+    match (&g.repeat, g.kind) {
+        (Some(rep), _) => Some(rep.id.as_str()),
+        (None, crate::report::GroupKind::Repeats) => Some(g.id.as_str()),
+        _ => None,
+    }
+}
+
+/// When every compared run is a repeat of one scenario: how far the headline medians moved
+/// between the repeats, in one sentence (the spread a rerun shows, beside each figure's
+/// interval).
+fn repeat_spread(reports: &[&Report], rows: &[MetricRow]) -> Option<String> {
+    let first = repeat_id(reports.first()?)?;
+    if reports.len() < 2 || !reports.iter().all(|r| repeat_id(r) == Some(first)) {
+        return None;
+    }
+    let parts: Vec<String> = ["TTFT P50", "ITL P50", "E2E (total latency) P50", "TTFT P95"]
+        .iter()
+        .filter_map(|m| {
+            let row = rows.iter().find(|r| r.metric == *m)?;
+            let v: Vec<f64> = row.values.iter().flatten().copied().collect();
+            let (lo, hi) = v
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+            let mid = crate::stats::percentile(&v, 50.0)?;
+            (v.len() >= 2 && mid > 0.0).then(|| {
+                format!(
+                    "{m} {} ({:.0} % of its median)",
+                    crate::format::ms_range(lo, hi),
+                    (hi - lo) / mid * 100.0
+                )
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "Between these {} repeats of one scenario: {}. A difference between configurations smaller than that is within what a rerun moves.",
+            reports.len(),
+            parts.join("; ")
+        )
+    })
 }
 
 /// When the runs compared were measured by different clients, what each one's times include,

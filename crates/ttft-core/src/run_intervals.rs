@@ -157,6 +157,19 @@ impl RunSamples {
                 }
             }
         }
+        let mut pairs: Vec<(PerRequest, Vec<(u32, f64)>)> = PerRequest::ALL
+            .iter()
+            .map(|k| {
+                let mut v: Vec<(u32, f64)> = ok
+                    .iter()
+                    .filter_map(|r| Some((r.pair?, k.of(&r.metrics)?)))
+                    .filter(|(_, x)| x.is_finite())
+                    .collect();
+                v.sort_by_key(|(p, _)| *p);
+                (*k, v)
+            })
+            .collect();
+        pairs.retain(|(_, v)| !v.is_empty());
         let mut gaps = Vec::new();
         let mut spans = Vec::with_capacity(ok.len());
         for r in &ok {
@@ -172,7 +185,7 @@ impl RunSamples {
             errors: reqs.len() - ok.len(),
             good: (agg.goodput * reqs.len() as f64).round() as usize,
             reading: (agg.experience.reading_requests, agg.experience.with_waits),
-            pairs: Vec::new(),
+            pairs,
         }
     }
 

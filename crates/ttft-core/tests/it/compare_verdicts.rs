@@ -144,3 +144,91 @@ fn a_table_of_identical_runs_rarely_marks_a_difference() {
         "{rate} of tables of identical runs marked a difference"
     );
 }
+
+/// Interleaved runs pair up: a drift shared by each pair (the server's load at that moment,
+/// here a factor of 1–3 on every request) hides a 5 % difference from independent samples, and
+/// the paired comparison finds it.
+#[test]
+fn paired_requests_cancel_drift_that_hides_a_difference() {
+    let mut rng = fastrand::Rng::with_seed(5150);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for k in 0..40u32 {
+        let drift = 1.0 + 2.0 * rng.f64();
+        let base = lognormal(&mut rng, 800.0, 0.05) * drift;
+        let mut ra = run(
+            &mut fastrand::Rng::with_seed(u64::from(k)),
+            1,
+            base,
+            40.0,
+            10,
+        )
+        .requests
+        .remove(0);
+        let mut rb = run(
+            &mut fastrand::Rng::with_seed(u64::from(k)),
+            1,
+            base * 1.05,
+            40.0,
+            10,
+        )
+        .requests
+        .remove(0);
+        ra.index = k;
+        rb.index = k;
+        ra.pair = Some(k);
+        rb.pair = Some(k);
+        a.push(ra);
+        b.push(rb);
+    }
+    let a = Report::new("a", EndpointInfo::default(), "chat").with_requests(a);
+    let b = Report::new("b", EndpointInfo::default(), "chat").with_requests(b);
+    let cmp = compare_reports(&["a", "b"], &[&a, &b], Confidence::default()).2;
+    let cell = cell_of(&cmp, "TTFT P50").unwrap();
+    assert_eq!(cell.method, ttft_core::differences::Method::Paired);
+    assert!(cell.different, "{cell:?}");
+    let i = cell.interval.unwrap();
+    let truth = 0.05 * 800.0 * 2.0; // 5 % of a median request (drift ≈ 2)
+    assert!(i.lo > 0.0 && i.hi < 3.0 * truth, "{i:?}");
+    // Without the pairs the same values cannot be told apart.
+    let strip = |r: &Report| {
+        let mut r = r.clone();
+        r.requests.iter_mut().for_each(|q| q.pair = None);
+        r
+    };
+    let (ua, ub) = (strip(&a), strip(&b));
+    let unpaired = compare_reports(&["a", "b"], &[&ua, &ub], Confidence::default()).2;
+    let cell = cell_of(&unpaired, "TTFT P50").unwrap();
+    assert_eq!(cell.method, ttft_core::differences::Method::Shift);
+    assert!(!cell.different, "{cell:?}");
+}
+
+/// Repeats of one scenario say how far their medians moved between repeats; runs that are
+/// not repeats of one scenario say nothing of it.
+#[test]
+fn repeats_show_their_spread() {
+    use ttft_core::report::RunGroup;
+    let mut rng = fastrand::Rng::with_seed(77);
+    let runs: Vec<Report> = (0..3)
+        .map(|i| {
+            run(&mut rng, 20, 800.0 + 40.0 * i as f64, 40.0, 10)
+                .with_group(RunGroup::repeat("rep-1", i, 3))
+        })
+        .collect();
+    let refs: Vec<&Report> = runs.iter().collect();
+    let cmp = compare_reports(&["1", "2", "3"], &refs, Confidence::default()).2;
+    let spread = cmp.repeat_spread.expect("a spread for repeats");
+    assert!(
+        spread.starts_with("Between these 3 repeats of one scenario: TTFT P50 "),
+        "{spread}"
+    );
+    let plain = compare_reports(
+        &["1", "2"],
+        &[
+            &refs[0].clone().with_group(RunGroup::repeat("other", 0, 2)),
+            refs[1],
+        ],
+        Confidence::default(),
+    )
+    .2;
+    assert_eq!(plain.repeat_spread, None);
+}
