@@ -17,6 +17,7 @@ mod bench_report;
 mod codecs;
 mod fidelity;
 mod floor;
+mod intervals;
 mod locust;
 mod peers;
 mod synthetic;
@@ -592,7 +593,7 @@ async fn large_runs(
     Ok(())
 }
 
-fn machine() -> Value {
+pub(crate) fn machine() -> Value {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu = cpuinfo
         .lines()
@@ -645,6 +646,8 @@ async fn main() -> Result<()> {
         Some("--locust-only") => return locust::standalone(&root).await,
         // Mainstream codecs against the share links' (#28): bench/codecs.json.
         Some("--codecs") => return codecs::run(&root),
+        // What the intervals add to a report's time (#29).
+        Some("--intervals") => return intervals::run(&root),
         Some("--links-from") => {
             let path = std::env::args().nth(3).context("--links-from FILE")?;
             return links_from(Path::new(&path));

@@ -23,7 +23,6 @@ use crate::differences::{Confidence, DiffCell, difference, mark_table};
 use crate::report::{Aggregates, Report};
 use crate::review::tally_both;
 use crate::run_intervals::{Figure, PerRequest, RunSamples, Share, paired};
-use crate::run_stats::RunStats;
 use crate::stats::Summary;
 use crate::uncertainty::Estimate;
 
@@ -456,12 +455,10 @@ pub fn compare_reports(
     reports: &[&Report],
     confidence: Confidence,
 ) -> (Vec<Aggregates>, Vec<RunSamples>, Comparison) {
-    let aggs: Vec<Aggregates> = reports.iter().map(|r| r.aggregates()).collect();
-    let samples: Vec<RunSamples> = reports
+    let (aggs, samples): (Vec<Aggregates>, Vec<RunSamples>) = reports
         .iter()
-        .zip(&aggs)
-        .map(|(r, a)| RunSamples::of(r, a))
-        .collect();
+        .map(|r| crate::run_intervals::aggregates_and_samples(r))
+        .unzip();
     let mut cmp = compare(names, &aggs, &samples, confidence);
     cmp.repeat_spread = repeat_spread(reports, &cmp.rows);
     (aggs, samples, cmp)

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::run_intervals::{Figure, RunSamples, itl_requests_needed};
-use crate::uncertainty::bootstrap::{self, Clusters, REPLICATES, seed_of};
+use crate::uncertainty::bootstrap::{self, LARGE};
 use crate::uncertainty::holm::holm_adjust;
 use crate::uncertainty::proportion::proportion_difference;
 use crate::uncertainty::quantile::requests_needed;
@@ -68,7 +68,9 @@ impl Method {
             Method::Paired => {
                 "median of paired differences (same prompt, interleaved) with the sign test's interval"
             }
-            Method::Bootstrap => "bootstrap of each run's requests (1,000 replicates, seeded)",
+            Method::Bootstrap => {
+                "bootstrap of each run's requests (1,000 replicates, seeded; from 500 requests its large-sample form)"
+            }
             Method::ClusterBootstrap => {
                 "cluster bootstrap over requests of their gaps (1,000 replicates, seeded)"
             }
@@ -128,8 +130,8 @@ pub fn difference(
     confidence: Confidence,
 ) -> Option<DiffCell> {
     let level = sane_level(confidence.level);
-    let base = a.estimate(figure, level)?;
-    b.estimate(figure, level)?;
+    let base = a.value(figure)?;
+    b.value(figure)?;
     let (diff, method, needs) = match figure {
         Figure::Percentile { of, pct: 50 } => match pairs.filter(|p| p.len() >= MIN_PAIRS) {
             Some(p) => (
@@ -143,30 +145,18 @@ pub fn difference(
                 shift_requests_needed(level),
             ),
         },
-        Figure::Percentile { of, pct } => {
-            let p = f64::from(pct) / 100.0;
-            let (ca, cb) = (
-                Clusters::singletons(a.values(of)),
-                Clusters::singletons(b.values(of)),
-            );
+        Figure::Percentile { pct, .. } => {
+            let needs = requests_needed(f64::from(pct) / 100.0, level);
             (
-                boot_difference(
-                    &ca,
-                    &cb,
-                    p,
-                    level,
-                    &format!("{of:?} p{pct}"),
-                    requests_needed(p, level),
-                )?,
+                boot_difference(a, b, figure, level, needs)?,
                 Method::Bootstrap,
-                requests_needed(p, level),
+                needs,
             )
         }
         Figure::Itl { pct } => {
-            let p = f64::from(pct) / 100.0;
-            let needs = itl_requests_needed(p, level);
+            let needs = itl_requests_needed(f64::from(pct) / 100.0, level);
             (
-                boot_difference(a.itl(), b.itl(), p, level, &format!("itl p{pct}"), needs)?,
+                boot_difference(a, b, figure, level, needs)?,
                 Method::ClusterBootstrap,
                 needs,
             )
@@ -195,12 +185,12 @@ pub fn difference(
     let needs_per_side = match diff.interval {
         None => Some(needs),
         Some(_) if different => None,
-        Some(i) => requests_to_detect(&i, n(a), n(b), confidence.detect * base.value.abs()),
+        Some(i) => requests_to_detect(&i, n(a), n(b), confidence.detect * base.abs()),
     };
     Some(DiffCell {
         estimate: diff.estimate,
         interval: diff.interval,
-        baseline: base.value,
+        baseline: base,
         p_value,
         adjusted_p: p_value,
         different,
@@ -209,30 +199,45 @@ pub fn difference(
     })
 }
 
-/// A bootstrap difference of percentile `p` between two runs' groups of values; without an
-/// interval when either run has fewer groups than `needs` says.
+/// A bootstrap difference of a percentile figure between two runs (each run's own replicates,
+/// drawn once and kept); without an interval when either run has fewer groups than `needs`.
 fn boot_difference(
-    a: &Clusters,
-    b: &Clusters,
-    p: f64,
+    a: &RunSamples,
+    b: &RunSamples,
+    figure: Figure,
     level: f64,
-    name: &str,
     needs: usize,
 ) -> Option<Difference> {
-    let estimate = b.percentile(p)? - a.percentile(p)?;
-    if a.groups() < needs || b.groups() < needs {
+    let estimate = b.value(figure)? - a.value(figure)?;
+    let groups = |s: &RunSamples| match figure {
+        Figure::Itl { .. } => s.itl().groups(),
+        Figure::Percentile { of, .. } => s.values(of).len(),
+        Figure::Share { .. } => 0,
+    };
+    if groups(a) < needs || groups(b) < needs {
         return Some(Difference {
             estimate,
             interval: None,
             p_value: 1.0,
         });
     }
-    let ra = a.replicates(p, REPLICATES, seed_of(name) ^ 1);
-    let rb = b.replicates(p, REPLICATES, seed_of(name) ^ 2);
-    let d: Vec<f64> = rb.iter().zip(&ra).map(|(y, x)| y - x).collect();
+    if groups(a) >= LARGE && groups(b) >= LARGE {
+        let p = match figure {
+            Figure::Itl { pct } | Figure::Percentile { pct, .. } => f64::from(pct) / 100.0,
+            Figure::Share { .. } => return None,
+        };
+        return bootstrap::large_sample_difference(
+            &*a.clusters(figure)?,
+            &*b.clusters(figure)?,
+            p,
+            level,
+        );
+    }
+    let (ra, rb) = (a.replicates(figure)?, b.replicates(figure)?);
+    let d: Vec<f64> = rb.iter().zip(ra.iter()).map(|(y, x)| y - x).collect();
     Some(Difference {
         estimate,
-        interval: bootstrap::expanded_interval(&d, estimate, level, a.groups().min(b.groups())),
+        interval: bootstrap::expanded_interval(&d, estimate, level, groups(a).min(groups(b))),
         p_value: bootstrap::p_value(&d),
     })
 }

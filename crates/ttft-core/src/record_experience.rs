@@ -87,12 +87,20 @@ pub fn summarize<'a>(
     records: impl IntoIterator<Item = &'a RequestRecord>,
     cfg: &ExperienceConfig,
 ) -> ExperienceSummary {
-    let scored: Vec<RequestExperience> = records
+    ExperienceSummary::of(&score(records, cfg), &cfg.deadlines)
+}
+
+/// Each measured, successful request's scores, in order ([`summarize`] summarises them; the
+/// intervals of [`crate::run_intervals`] need them one by one).
+pub fn score<'a>(
+    records: impl IntoIterator<Item = &'a RequestRecord>,
+    cfg: &ExperienceConfig,
+) -> Vec<RequestExperience> {
+    records
         .into_iter()
         .filter(|r| !r.warmup && r.outcome.is_ok())
         .map(|r| request_experience(r, cfg))
-        .collect();
-    ExperienceSummary::of(&scored, &cfg.deadlines)
+        .collect()
 }
 
 /// Scores a record ([`token_times`], [`reading_arrivals`]).

@@ -6,11 +6,16 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use crate::experience::{ExperienceSummary, RequestExperience};
 use crate::metrics::RequestMetrics;
-use crate::record_experience::request_experience;
+use crate::record_experience::score;
 use crate::report::{Aggregates, Report, RequestRecord};
+use crate::run_stats::RunStats;
 use crate::stats::sorted;
-use crate::uncertainty::bootstrap::{self, Clusters, MIN_CLUSTERS, REPLICATES, seed_of};
+use crate::uncertainty::bootstrap::{self, Clusters, LARGE, MIN_CLUSTERS, REPLICATES, seed_of};
 use crate::uncertainty::proportion::proportion_estimate;
 use crate::uncertainty::quantile::{percentile_estimate, requests_needed};
 use crate::uncertainty::{Estimate, sane_level};
@@ -108,8 +113,9 @@ pub enum Figure {
 }
 
 /// The samples behind a run's figures: sorted per-request values, the per-token gaps grouped
-/// by request, and the counts behind its shares.
-#[derive(Debug, Clone, Default)]
+/// by request, and the counts behind its shares. Bootstrap replicates are drawn once per
+/// figure and kept, so a figure's interval and its differences from other runs share them.
+#[derive(Debug, Default)]
 pub struct RunSamples {
     /// Per value, the successful measured requests' values, ascending.
     per_request: Vec<(PerRequest, Vec<f64>)>,
@@ -126,12 +132,71 @@ pub struct RunSamples {
     /// Per value, `(pair, value)` of the successful requests that carry a pair index
     /// (interleaved runs), ascending by pair.
     pairs: Vec<(PerRequest, Vec<(u32, f64)>)>,
+    /// The run's own seed (from its data): runs draw independent replicates, and a run always
+    /// the same ones.
+    seed: u64,
+    /// Replicates drawn so far, by figure.
+    replicates: Mutex<Vec<(Figure, Arc<Vec<f64>>)>>,
+}
+
+impl Clone for RunSamples {
+    fn clone(&self) -> Self {
+        Self {
+            per_request: self.per_request.clone(),
+            itl: self.itl.clone(),
+            requests: self.requests,
+            errors: self.errors,
+            good: self.good,
+            reading: self.reading,
+            pairs: self.pairs.clone(),
+            seed: self.seed,
+            replicates: Mutex::new(
+                self.replicates
+                    .lock()
+                    .map(|r| r.clone())
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+}
+
+/// A run's statistics and the samples behind them, scoring each stream's experience once
+/// (what [`RunStats::aggregates`] and [`RunSamples::of`] would do twice). A share link that
+/// carries its run's headline keeps it; its samples then have no experience scores.
+pub fn aggregates_and_samples(report: &Report) -> (Aggregates, RunSamples) {
+    if report
+        .shared
+        .as_ref()
+        .and_then(|s| s.headline.as_deref())
+        .is_some()
+    {
+        let agg = report.aggregates();
+        let samples = RunSamples::build(report, &agg, None);
+        return (agg, samples);
+    }
+    let mut agg = report.live_aggregates();
+    let scored = score(report.headline_requests(), &report.experience);
+    agg.experience = ExperienceSummary::of(&scored, &report.experience.deadlines);
+    let samples = RunSamples::build(report, &agg, Some(&scored));
+    (agg, samples)
 }
 
 impl RunSamples {
     /// The samples of a run, with `agg` its [`crate::run_stats::RunStats::aggregates`] (for the
     /// goodput count). The experience scores are taken per request only when `agg` holds them.
     pub fn of(report: &Report, agg: &Aggregates) -> Self {
+        let scored = agg.experience.reading_requests + agg.experience.fluidity_requests > 0;
+        if scored {
+            let scores = score(report.headline_requests(), &report.experience);
+            Self::build(report, agg, Some(&scores))
+        } else {
+            Self::build(report, agg, None)
+        }
+    }
+
+    /// The samples, with `scores` the successful measured requests' experience (in order) when
+    /// they were scored.
+    fn build(report: &Report, agg: &Aggregates, scores: Option<&[RequestExperience]>) -> Self {
         let reqs: Vec<&RequestRecord> = report.headline_requests().collect();
         let ok: Vec<&RequestRecord> = reqs.iter().copied().filter(|r| r.outcome.is_ok()).collect();
         let mut per_request: Vec<(PerRequest, Vec<f64>)> = PerRequest::ALL
@@ -141,13 +206,11 @@ impl RunSamples {
                 (*k, sorted(&values))
             })
             .collect();
-        let scored = agg.experience.reading_requests + agg.experience.fluidity_requests > 0;
-        if scored {
+        if let Some(scores) = scores {
             let (mut qoe, mut miss) = (Vec::new(), Vec::new());
-            for r in &ok {
-                let e = request_experience(r, &report.experience);
-                qoe.extend(e.reading.map(|x| x.qoe));
-                miss.extend(e.fluidity.map(|x| x.miss_rate));
+            for e in scores {
+                qoe.extend(e.reading.as_ref().map(|x| x.qoe));
+                miss.extend(e.fluidity.as_ref().map(|x| x.miss_rate));
             }
             for (k, v) in &mut per_request {
                 match k {
@@ -178,6 +241,12 @@ impl RunSamples {
             spans.push((a, gaps.len()));
         }
         let itl = Clusters::new(spans.iter().map(|(a, b)| &gaps[*a..*b]));
+        let seed = per_request
+            .iter()
+            .flat_map(|(_, v)| v.iter().take(3).chain(v.last()))
+            .fold(seed_of(&report.title) ^ gaps.len() as u64, |h, x| {
+                (h ^ x.to_bits()).wrapping_mul(0x0100_0000_01b3)
+            });
         Self {
             per_request,
             itl,
@@ -186,6 +255,8 @@ impl RunSamples {
             good: (agg.goodput * reqs.len() as f64).round() as usize,
             reading: (agg.experience.reading_requests, agg.experience.with_waits),
             pairs,
+            seed,
+            replicates: Mutex::new(Vec::new()),
         }
     }
 
@@ -210,6 +281,60 @@ impl RunSamples {
         &self.itl
     }
 
+    /// The value of a figure without its interval (cheap: no bootstrap).
+    pub fn value(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::Percentile { of, pct } => {
+                crate::stats::percentile_sorted(self.values(of), f64::from(pct))
+            }
+            Figure::Itl { pct } => self.itl.percentile(f64::from(pct) / 100.0),
+            Figure::Share { of } => {
+                let (hits, n) = self.share(of);
+                (n > 0).then(|| hits as f64 / n as f64)
+            }
+        }
+    }
+
+    /// The groups a figure is resampled in: requests' gaps for ITL, single values otherwise.
+    pub fn clusters(&self, figure: Figure) -> Option<Cow<'_, Clusters>> {
+        match figure {
+            Figure::Itl { .. } => Some(Cow::Borrowed(&self.itl)),
+            Figure::Percentile { of, .. } => {
+                Some(Cow::Owned(Clusters::from_sorted(self.values(of))))
+            }
+            Figure::Share { .. } => None,
+        }
+    }
+
+    /// [`REPLICATES`] bootstrap replicates of a percentile figure, drawn once with the run's
+    /// seed and kept; `None` for a share.
+    pub fn replicates(&self, figure: Figure) -> Option<Arc<Vec<f64>>> {
+        if let Ok(cache) = self.replicates.lock()
+            && let Some((_, r)) = cache.iter().find(|(f, _)| *f == figure)
+        {
+            return Some(Arc::clone(r));
+        }
+        let (p, seed) = match figure {
+            Figure::Itl { pct } => (f64::from(pct) / 100.0, seed_of("itl") ^ u64::from(pct)),
+            Figure::Percentile { of, pct } => (
+                f64::from(pct) / 100.0,
+                seed_of(&format!("{of:?}")) ^ u64::from(pct),
+            ),
+            Figure::Share { .. } => return None,
+        };
+        let reps = match figure {
+            Figure::Itl { .. } => self.itl.replicates(p, REPLICATES, self.seed ^ seed),
+            _ => self
+                .clusters(figure)?
+                .replicates(p, REPLICATES, self.seed ^ seed),
+        };
+        let reps = Arc::new(reps);
+        if let Ok(mut cache) = self.replicates.lock() {
+            cache.push((figure, Arc::clone(&reps)));
+        }
+        Some(reps)
+    }
+
     /// `(hits, out of)` of a share.
     pub fn share(&self, of: Share) -> (usize, usize) {
         match of {
@@ -227,7 +352,27 @@ impl RunSamples {
             Figure::Percentile { of, pct } => {
                 percentile_estimate(self.values(of), f64::from(pct) / 100.0, level)
             }
-            Figure::Itl { pct } => itl_estimate(&self.itl, f64::from(pct) / 100.0, level),
+            Figure::Itl { pct } => {
+                let p = f64::from(pct) / 100.0;
+                let value = self.itl.percentile(p)?;
+                let n = self.itl.groups();
+                let needs = itl_requests_needed(p, level);
+                if n < needs {
+                    return Some(Estimate::without_interval(value, n, Some(needs)));
+                }
+                let interval = if n >= LARGE {
+                    self.itl.woodruff(p, level).map(|(i, _)| i)
+                } else {
+                    let reps = self.replicates(figure)?;
+                    bootstrap::expanded_interval(&reps, value, level, n)
+                };
+                Some(Estimate {
+                    value,
+                    interval,
+                    n,
+                    needs: None,
+                })
+            }
             Figure::Share { of } => {
                 let (hits, n) = self.share(of);
                 proportion_estimate(hits, n, level)
@@ -241,23 +386,6 @@ impl RunSamples {
 /// the independent units; with fewer, a P99's bootstrap covered 90 %, `tests/it/uncertainty.rs`).
 pub fn itl_requests_needed(p: f64, level: f64) -> usize {
     MIN_CLUSTERS.max(requests_needed(p, level))
-}
-
-/// A per-gap percentile with its cluster-bootstrap interval (seeded by the percentile).
-pub fn itl_estimate(gaps: &Clusters, p: f64, level: f64) -> Option<Estimate> {
-    let value = gaps.percentile(p)?;
-    let n = gaps.groups();
-    let needs = itl_requests_needed(p, level);
-    if n < needs {
-        return Some(Estimate::without_interval(value, n, Some(needs)));
-    }
-    let reps = gaps.replicates(p, REPLICATES, seed_of(&format!("itl p{p}")));
-    Some(Estimate {
-        value,
-        interval: bootstrap::expanded_interval(&reps, value, level, n),
-        n,
-        needs: None,
-    })
 }
 
 /// The values of `of` of the requests that pair up between two runs run interleaved (the same

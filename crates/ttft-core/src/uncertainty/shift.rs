@@ -52,22 +52,56 @@ pub fn kth_difference(x: &[f64], y: &[f64], k: u64) -> Option<f64> {
         return None;
     }
     let (mut lo, mut hi) = (y[0] - x[x.len() - 1], y[y.len() - 1] - x[0]);
-    if count_at_most(x, y, lo) >= k {
+    let mut below = count_at_most(x, y, lo);
+    if below >= k {
         return Some(lo);
     }
-    // count(lo) < k ≤ count(hi), until the two are neighbouring floats.
+    let mut within = total - below;
+    // count(lo) < k ≤ count(hi): halve until few differences lie between, then pick among
+    // those (or until the two are neighbouring floats).
+    let few = 4 * (x.len() + y.len()) as u64;
     for _ in 0..200 {
+        if within <= few
+            && let Some(d) = pick_between(x, y, (lo, hi), k - below, within)
+        {
+            return Some(d);
+        }
         let mid = lo + (hi - lo) / 2.0;
         if mid <= lo || mid >= hi {
             break;
         }
-        if count_at_most(x, y, mid) >= k {
+        let c = count_at_most(x, y, mid);
+        if c >= k {
             hi = mid;
+            within = c - below;
         } else {
             lo = mid;
+            within -= c - below;
+            below = c;
         }
     }
     Some(hi)
+}
+
+/// The `k`-th smallest of the `expected` differences in `(lo, hi]`, listing them (they are
+/// few); `None` when rounding made the list disagree with the count.
+fn pick_between(x: &[f64], y: &[f64], (lo, hi): (f64, f64), k: u64, expected: u64) -> Option<f64> {
+    let mut found = Vec::with_capacity(expected as usize);
+    let (mut a, mut b) = (0, 0); // x[a..b]: the x with lo < y − x ≤ hi, i.e. y − hi ≤ x < y − lo
+    for yj in y {
+        while a < x.len() && x[a] < yj - hi {
+            a += 1;
+        }
+        while b < x.len() && x[b] < yj - lo {
+            b += 1;
+        }
+        found.extend(x[a..b.max(a)].iter().map(|xi| yj - xi));
+    }
+    if found.len() as u64 != expected || k == 0 || k > expected {
+        return None;
+    }
+    let (_, d, _) = found.select_nth_unstable_by((k - 1) as usize, f64::total_cmp);
+    Some(*d)
 }
 
 /// The Mann–Whitney statistic's two-sided p-value (normal approximation, ties corrected).
