@@ -28,7 +28,6 @@ pub mod finding;
 pub mod first_token;
 pub mod format;
 pub mod import;
-pub mod lesson;
 pub mod llmd;
 pub mod locust;
 pub mod metrics;

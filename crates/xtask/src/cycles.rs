@@ -91,7 +91,6 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "run_stats",
             "run_intervals",
             "differences",
-            "lesson",
             "record_experience",
             "slo",
             "client_health",

@@ -8,7 +8,7 @@
 //!
 //! **How sure**: every figure has its interval ([`crate::run_intervals`]) and every run's
 //! difference from the first one has its own ([`crate::differences`]), Holm-corrected over the
-//! table. The lesson ([`crate::lesson`]) states a difference only when its interval excludes
+//! table. The lesson ([`lesson`]) states a difference only when its interval excludes
 //! zero, and otherwise says how many requests per side would tell one.
 //!
 //! **Which run a reader prefers** is the one with the higher median reading QoE
@@ -16,6 +16,8 @@
 //! from noise, and the lesson says why the other one loses: its first word comes later than the
 //! reader expected, or it leaves the reader waiting mid-answer, or its text falls behind the
 //! reading pace.
+
+pub mod lesson;
 
 use serde::{Deserialize, Serialize};
 
@@ -424,7 +426,7 @@ pub fn compare(
             .filter_map(|late| crossover(early, late, line(early)?, line(late)?))
             .min_by(|a, b| a.at_ms.total_cmp(&b.at_ms))
     });
-    let verdict = crate::lesson::lesson(names, aggs, samples, &rows, crossover, confidence);
+    let verdict = lesson::lesson(names, aggs, samples, &rows, crossover, confidence);
     Comparison {
         table_note: table_note(tested, confidence),
         rows,

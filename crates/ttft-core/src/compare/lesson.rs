@@ -4,7 +4,7 @@
 //! otherwise the sentence says the runs cannot be told apart, and how many requests per side
 //! would show the chosen difference.
 
-use crate::compare::{Better, Crossover, MetricRow};
+use super::{Better, Crossover, MetricRow};
 use crate::differences::{Confidence, DiffCell, difference, mark_table};
 use crate::format::{ms, ms_range};
 use crate::report::Aggregates;
@@ -78,7 +78,7 @@ fn standing(row: &MetricRow, samples: &[RunSamples], confidence: Confidence) -> 
     let mut cells: Vec<(usize, DiffCell)> = (0..samples.len())
         .filter(|j| *j != leader && value(*j).is_some())
         .filter_map(|j| {
-            let pairs = crate::compare::pairs_for(&samples[leader], &samples[j], figure);
+            let pairs = super::pairs_for(&samples[leader], &samples[j], figure);
             Some((
                 j,
                 difference(
