@@ -133,9 +133,10 @@ fn told(s: &Standing, names: &[&str], what: &str, confidence: Confidence) -> Str
 fn untold(s: &Standing, names: &[&str], noun: &str, confidence: Confidence) -> String {
     let interval = s.interval.map_or(String::new(), |i| {
         format!(
-            "; the {} interval of the difference, {}, includes zero",
+            "; the {} interval of the difference, {}, {}",
             level_pct(confidence),
-            ms_range(i.lo, i.hi)
+            ms_range(i.lo, i.hi),
+            about_zero(i)
         )
     });
     format!(
@@ -146,6 +147,16 @@ fn untold(s: &Standing, names: &[&str], noun: &str, confidence: Confidence) -> S
         ms(s.values.1),
         advice(s, confidence)
     )
+}
+
+/// Why the interval of a difference not told from noise does not tell it: it includes zero,
+/// or it excludes zero only before Holm's correction over the table.
+fn about_zero(i: Interval) -> &'static str {
+    if i.lo <= 0.0 && i.hi >= 0.0 {
+        "includes zero"
+    } else {
+        "excludes zero only before the correction for the table's many comparisons"
+    }
 }
 
 /// What more requests would show, for a difference not told from noise.
@@ -365,9 +376,10 @@ fn untold_pair(row: &MetricRow, names: &[&str], noun: &str, confidence: Confiden
     let cell = row.differences.get(1).copied().flatten();
     let interval = cell.and_then(|c| c.interval).map_or(String::new(), |i| {
         format!(
-            "; the {} interval of the difference, {}, includes zero",
+            "; the {} interval of the difference, {}, {}",
             level_pct(confidence),
-            ms_range(i.lo, i.hi)
+            ms_range(i.lo, i.hi),
+            about_zero(i)
         )
     });
     let advice = match cell.map(|c| (c.needs_per_side, c.interval.is_some())) {
