@@ -5,7 +5,9 @@
 use leptos::prelude::*;
 
 use crate::actions;
-use crate::actions::tour::{ARTICLE_ANSWER_TOKENS, ARTICLE_MODELS};
+use crate::actions::tour::{
+    ARTICLE_ANSWER_TOKENS, ARTICLE_DURATION, ARTICLE_MODELS, ARTICLE_REQUESTS,
+};
 use crate::state::{StudioStateStoreFields, use_studio};
 
 /// The empty studio's first step: what the studio is for, and the article's comparison in one
@@ -19,10 +21,10 @@ pub fn FirstRun() -> impl IntoView {
             <p>"Total latency lies: a model that starts answering in 0.8 s and then writes 65 ms a token feels faster than one that starts at 3.5 s and writes 40 ms a token, though it finishes later."</p>
             <button class="primary" data-testid="tour-start" disabled=move || actions::studio::is_busy(studio)
                 on:click=move |_| actions::tour::start_article_comparison(studio)>
-                "See it: run the article's comparison"
+                {format!("See it: run the article's comparison ({ARTICLE_DURATION})")}
             </button>
             <p class="muted">{format!(
-                "Runs {a} and {b} on the built-in reference endpoint (one answer of {ARTICLE_ANSWER_TOKENS} tokens from each, about 25 s), then compares them with both streams replayed side by side. Or configure your own endpoint and scenario on the left and press Run."
+                "Runs {a} against {b} on the built-in reference endpoint as one A/B run, their requests interleaved ({ARTICLE_REQUESTS} answers of {ARTICLE_ANSWER_TOKENS} tokens from each, {ARTICLE_DURATION}: enough for every difference to carry its interval), then compares them with both streams replayed side by side. Or configure your own endpoint and scenario on the left and press Run."
             )}</p>
         </div>
     }

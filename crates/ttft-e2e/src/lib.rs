@@ -944,6 +944,57 @@ pub fn shown_agree(a: &str, b: &str, slack_ms: f64) -> Result<bool> {
     Ok((x - y).abs() <= step_x.max(step_y) + slack_ms)
 }
 
+/// Every lead a sentence claims (`… 2.70 s sooner than “B” (95 % interval 2.60–2.90 s)`,
+/// `… finishes first too (1.20 s sooner, 95 % interval 1.1–1.3 s)`, the guide's `… 2.69 s
+/// earlier (2.63–2.69 s)`): each claim's interval as `(lo, hi)` in ms. A claim that carries no
+/// interval is an error: a sentence may claim a lead only with its interval (#29).
+pub fn claimed_leads(text: &str) -> Result<Vec<(f64, f64)>> {
+    const CLAIMS: [&str; 4] = ["sooner than", "sooner (", "sooner,", "earlier ("];
+    let mut starts: Vec<usize> = CLAIMS
+        .iter()
+        .flat_map(|k| text.match_indices(k).map(|(i, _)| i))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+        .into_iter()
+        .map(|at| {
+            let rest = &text[at..];
+            let close = rest
+                .find(')')
+                .with_context(|| format!("a claim with no interval: {rest:?}"))?;
+            let inside = &rest[..close];
+            let range = match inside.find("interval ") {
+                Some(i) => &inside[i + "interval ".len()..],
+                None => inside
+                    .rsplit_once('(')
+                    .map(|(_, r)| r)
+                    .with_context(|| format!("a claim with no interval: {inside:?}"))?,
+            };
+            interval_ms(range).with_context(|| format!("in {inside:?}"))
+        })
+        .collect()
+}
+
+/// A shown range of durations, `2.60–2.90 s`, `812 ms–1.20 s`, `−20 to 70 ms`, in ms.
+fn interval_ms(range: &str) -> Result<(f64, f64)> {
+    let range = range.trim().replace('−', "-");
+    let (lo, hi) = range
+        .split_once('–')
+        .or_else(|| range.split_once(" to "))
+        .with_context(|| format!("{range:?} is no range"))?;
+    let hi_ms = shown_ms(hi.trim())?.0;
+    // The unit is written once when both ends share it.
+    let lo = lo.trim();
+    let lo_ms = if lo.ends_with('s') {
+        shown_ms(lo)?.0
+    } else {
+        let unit = hi.trim().rsplit_once(' ').map_or("", |(_, u)| u);
+        shown_ms(&format!("{lo} {unit}"))?.0
+    };
+    Ok((lo_ms, hi_ms))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -960,5 +1011,30 @@ mod tests {
         // Within the coarser step (1 ms) and the slack: agree; two steps apart: do not.
         assert!(shown_agree("99.96 ms", "100 ms", 0.05).unwrap());
         assert!(!shown_agree("100 ms", "102 ms", 0.05).unwrap());
+    }
+
+    #[test]
+    fn claimed_leads_carry_their_intervals() {
+        let lesson = "“model-b” finishes 1.75 s sooner than “model-a” (95 % interval 1.31–2.10 s), but “model-a” shows its first token 2.68 s sooner than “model-b” (95 % interval 812 ms–2.70 s): users will feel “model-a” is faster. Total latency lies. “model-b” only catches up at token 98 (7.24 s); answers shorter than that are seen sooner on “model-a”.";
+        assert_eq!(
+            claimed_leads(lesson).unwrap(),
+            vec![(1310.0, 2100.0), (812.0, 2700.0)]
+        );
+        let guide = "model-b finishes its answer 2.08 s sooner (95 % interval 1.35–2.09 s), yet model-a shows its first words 2.69 s earlier (2.63–2.69 s): play";
+        assert_eq!(
+            claimed_leads(guide).unwrap(),
+            vec![(1350.0, 2090.0), (2630.0, 2690.0)]
+        );
+        let too = "“A” shows its first token 90.0 ms sooner than “B” (95 % interval 80.0–95.0 ms), and it finishes first too (1.20 s sooner, 95 % interval −20 to 70 ms).";
+        assert_eq!(
+            claimed_leads(too).unwrap(),
+            vec![(80.0, 95.0), (-20.0, 70.0)]
+        );
+        assert!(claimed_leads("“A” is 2.70 s sooner than “B”.").is_err());
+        assert!(
+            claimed_leads("No difference is told from noise yet")
+                .unwrap()
+                .is_empty()
+        );
     }
 }

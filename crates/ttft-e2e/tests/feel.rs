@@ -22,30 +22,45 @@ async fn attr(c: &Client, css: &str, name: &str) -> Result<Option<String>> {
     Ok(c.find(Locator::Css(css)).await?.attr(name).await?)
 }
 
-/// The empty studio runs the article's comparison in one click, opens the comparison with both
-/// replays and says what to look at; fluidity now agrees with the reader (model-a). A blind
-/// review votes on the two streams unnamed, the vote is kept with both runs and their links,
-/// and a link opens in the reader's view.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
-async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
-    let session = open_studio().await?;
-    let c = &session.client;
+/// The article's comparison from the empty studio: one A/B run, its guide and lesson with
+/// their intervals, both replays, and fluidity pointing the reader's way.
+async fn the_tour_compares_one_ab_run(c: &Client) -> Result<()> {
     let offer = wait_text(c, "empty-report", 10, |t| t.contains("Total latency lies")).await?;
     ensure!(
-        offer.contains("model-a") && offer.contains("model-b"),
-        "{offer}"
+        offer.contains("model-a") && offer.contains("model-b") && offer.contains("about "),
+        "the offer names the models and how long it takes: {offer}"
     );
+    let started = std::time::Instant::now();
     click(c, "tour-start").await?;
-    let guide = wait_text(c, "guide", 120, |t| !t.is_empty()).await?;
-    println!("guide: {guide}");
+    let guide = wait_text(c, "guide", 240, |t| !t.is_empty()).await?;
+    println!(
+        "the tour took {:.0} s; guide: {guide}",
+        started.elapsed().as_secs_f64()
+    );
     ensure!(
         guide.contains("model-b finishes its answer")
             && guide.contains("model-a shows its first words"),
         "{guide}"
     );
+    // Each lead is stated with its interval, and no interval holds zero.
+    let leads = claimed_leads(&guide)?;
+    ensure!(
+        leads.len() == 2 && leads.iter().all(|(lo, hi)| *lo > 0.0 && hi >= lo),
+        "{leads:?}: {guide}"
+    );
+    // The two arms of one A/B run, compared.
+    let runs = saved_runs(c).await?;
+    ensure!(
+        runs.len() == 2 && runs.iter().all(|r| r.group.is_some()),
+        "one A/B run, split in two: {:?}",
+        runs.iter().map(|r| &r.title).collect::<Vec<_>>()
+    );
     let lesson = wait_text(c, "compare-lesson", 10, |t| !t.is_empty()).await?;
+    println!("lesson: {lesson}");
     ensure!(lesson.contains("A reader prefers “model-a”"), "{lesson}");
+    for (lo, hi) in claimed_leads(&lesson)? {
+        ensure!(lo > 0.0 && hi > 0.0, "{lo}–{hi} ms: {lesson}");
+    }
     let lanes = c
         .find_all(Locator::Css(
             "[data-testid=compare] [data-testid=replay-lane]",
@@ -78,6 +93,20 @@ async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
     }
     let best = best.context("a best fluidity")?;
     ensure!(titles[best].contains("model-a"), "{titles:?}, best {best}");
+    Ok(())
+}
+
+/// The empty studio runs the article's comparison in one click, as one interleaved A/B run,
+/// opens the comparison with both replays and says what to look at, each lead with its
+/// interval (#29); fluidity now agrees with the reader (model-a). A blind review votes on the
+/// two streams unnamed, the vote is kept with both runs and their links, and a link opens in
+/// the reader's view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    the_tour_compares_one_ab_run(c).await?;
 
     // Blind review: the two streams unnamed, a vote, then the reveal.
     click(c, "blind-review").await?;
@@ -116,20 +145,30 @@ async fn the_first_run_teaches_and_blind_votes_travel() -> Result<()> {
         runs.iter().map(|r| r.votes.len()).collect::<Vec<_>>()
     );
 
-    // A link of the newest run (model-b) opens in the reader's view, the vote with it; so
-    // does a link of the other run (model-a), opened from the list.
-    let link = make_share_link(c).await?;
-    let (a_title, b_title) = (runs[1].title.clone(), runs[0].title.clone());
-    ensure!(
-        a_title.contains("model-a") && b_title.contains("model-b"),
-        "{a_title} / {b_title}"
+    // A link of model-b's run opens in the reader's view, the vote with it; so does a link of
+    // model-a's run. Each is opened from the list (the A/B run's first arm, model-a, on top).
+    let at = |m: &str| runs.iter().position(|r| r.title.contains(m));
+    let (a_at, b_at) = (
+        at("model-a").context("model-a's run")?,
+        at("model-b").context("model-b's run")?,
     );
-    c.find_all(Locator::Css("[data-testid=open-run]")).await?[1]
-        .click()
-        .await?;
+    let (a_title, b_title) = (runs[a_at].title.clone(), runs[b_at].title.clone());
+    let open = |i: usize| async move {
+        c.find_all(Locator::Css("[data-testid=open-run]")).await?[i]
+            .click()
+            .await?;
+        anyhow::Ok(())
+    };
+    open(b_at).await?;
+    wait_text(c, "report-title", 10, |t| t.contains("model-b")).await?;
+    let link = make_share_link(c).await?;
+    open(a_at).await?;
     wait_text(c, "report-title", 10, |t| t.contains("model-a")).await?;
     let link_a = make_share_link(c).await?;
-    ensure!(link_a != link, "each run has its own link");
+    ensure!(
+        link_a != link,
+        "each run has its own link: {b_title} / {a_title}"
+    );
     let fresh = browser(&session.driver).await?;
     fresh.goto(&link).await?;
     wait_text(&fresh, "reader-bar", 10, |t| t.contains("shared report")).await?;

@@ -158,6 +158,10 @@ fn browser_suites(tally: &mut Tally) {
         e2e_suite("feel"),
     );
     tally.step(
+        "end-to-end: comparisons you can trust (headless Chromium)",
+        e2e_suite("trust"),
+    );
+    tally.step(
         "end-to-end: installable and offline (headless Chromium)",
         e2e_suite("offline"),
     );

@@ -133,9 +133,10 @@ fn told(s: &Standing, names: &[&str], what: &str, confidence: Confidence) -> Str
 fn untold(s: &Standing, names: &[&str], noun: &str, confidence: Confidence) -> String {
     let interval = s.interval.map_or(String::new(), |i| {
         format!(
-            "; the {} interval of the difference, {}, includes zero",
+            "; the {} interval of the difference, {}, {}",
             level_pct(confidence),
-            ms_range(i.lo, i.hi)
+            ms_range(i.lo, i.hi),
+            about_zero(i)
         )
     });
     format!(
@@ -146,6 +147,16 @@ fn untold(s: &Standing, names: &[&str], noun: &str, confidence: Confidence) -> S
         ms(s.values.1),
         advice(s, confidence)
     )
+}
+
+/// Why the interval of a difference not told from noise does not tell it: it includes zero,
+/// or it excludes zero only before Holm's correction over the table.
+fn about_zero(i: Interval) -> &'static str {
+    if i.lo <= 0.0 && i.hi >= 0.0 {
+        "includes zero"
+    } else {
+        "excludes zero only before the correction for the table's many comparisons"
+    }
 }
 
 /// What more requests would show, for a difference not told from noise.
@@ -319,4 +330,135 @@ fn reader_prefers(
         q.values.1,
         q.advantage
     )
+}
+
+/// The article's point about two runs in one sentence, from their comparison: which shows its
+/// first words first and which finishes its answer first, each with its interval (the tour's
+/// guide, #29).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstWordsAndFinish {
+    /// The sentence, without its closing punctuation: `model-b finishes its answer 2.08 s
+    /// sooner (95 % interval 1.35–2.09 s), yet model-a shows its first words 2.69 s earlier
+    /// (2.63–2.69 s)`. A difference not told from noise is said to be so, with its interval
+    /// and the requests per side that would tell it; none is claimed whose interval holds zero.
+    pub text: String,
+    /// Whether total latency lies here: one run is told to finish first, the other to show
+    /// its first words first.
+    pub trade_off: bool,
+}
+
+/// Which run leads on a latency row of two runs, by how much and with what interval
+/// (oriented so a lead is positive); `None` unless the lead is told from noise (marked
+/// different, its interval clear of zero).
+fn told_lead(cell: &DiffCell) -> Option<(usize, f64, Interval)> {
+    let i = cell.interval?;
+    let (leader, by, lo, hi) = if cell.estimate < 0.0 {
+        (1, -cell.estimate, -i.hi, -i.lo)
+    } else {
+        (0, cell.estimate, i.lo, i.hi)
+    };
+    (cell.different && lo > 0.0 && by > 0.0).then_some((
+        leader,
+        by,
+        Interval {
+            lo,
+            hi,
+            level: i.level,
+        },
+    ))
+}
+
+/// `first words cannot be told apart yet (model-a 812 ms vs model-b 845 ms; the 95 % interval
+/// of the difference, −20 to 70 ms, includes zero; about 40 requests per side would show a
+/// 10 % difference)`.
+fn untold_pair(row: &MetricRow, names: &[&str], noun: &str, confidence: Confidence) -> String {
+    let value = |i: usize| row.values.get(i).copied().flatten().map_or("—".into(), ms);
+    let cell = row.differences.get(1).copied().flatten();
+    let interval = cell.and_then(|c| c.interval).map_or(String::new(), |i| {
+        format!(
+            "; the {} interval of the difference, {}, {}",
+            level_pct(confidence),
+            ms_range(i.lo, i.hi),
+            about_zero(i)
+        )
+    });
+    let advice = match cell.map(|c| (c.needs_per_side, c.interval.is_some())) {
+        Some((Some(n), true)) => format!(
+            "; about {n} requests per side would show a {:.0} % difference",
+            confidence.detect * 100.0
+        ),
+        Some((Some(n), false)) => {
+            format!("; too few requests for an interval: run at least {n} per side")
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{noun} cannot be told apart yet ({} {} vs {} {}{interval}{advice})",
+        name(names, 0),
+        value(0),
+        name(names, 1),
+        value(1)
+    )
+}
+
+/// [`FirstWordsAndFinish`] of a comparison of two runs named `names`, from its TTFT P50 and
+/// E2E P50 rows; `None` when it has no such rows (or not two runs).
+pub fn first_words_and_finish(
+    names: &[&str],
+    rows: &[MetricRow],
+    confidence: Confidence,
+) -> Option<FirstWordsAndFinish> {
+    let row = |m: &str| rows.iter().find(|r| r.metric == m && r.values.len() == 2);
+    let (first, finish) = (row("TTFT P50")?, row("E2E (total latency) P50")?);
+    let lead = |r: &MetricRow| {
+        r.differences
+            .get(1)
+            .copied()
+            .flatten()
+            .and_then(|c| told_lead(&c))
+    };
+    let pct = level_pct(confidence);
+    let (first_lead, finish_lead) = (lead(first), lead(finish));
+    let text = match (first_lead, finish_lead) {
+        (Some((f, fb, fi)), Some((e, eb, ei))) if f != e => format!(
+            "{} finishes its answer {} sooner ({pct} interval {}), yet {} shows its first words {} earlier ({})",
+            name(names, e),
+            ms(eb),
+            ms_range(ei.lo, ei.hi),
+            name(names, f),
+            ms(fb),
+            ms_range(fi.lo, fi.hi)
+        ),
+        (Some((f, fb, fi)), Some((_, eb, ei))) => format!(
+            "{} shows its first words {} earlier ({pct} interval {}) and finishes its answer {} sooner ({})",
+            name(names, f),
+            ms(fb),
+            ms_range(fi.lo, fi.hi),
+            ms(eb),
+            ms_range(ei.lo, ei.hi)
+        ),
+        (Some((f, fb, fi)), None) => format!(
+            "{} shows its first words {} earlier ({pct} interval {}); whole answers {}",
+            name(names, f),
+            ms(fb),
+            ms_range(fi.lo, fi.hi),
+            untold_pair(finish, names, "", confidence).trim_start()
+        ),
+        (None, Some((e, eb, ei))) => format!(
+            "{} finishes its answer {} sooner ({pct} interval {}); first words {}",
+            name(names, e),
+            ms(eb),
+            ms_range(ei.lo, ei.hi),
+            untold_pair(first, names, "", confidence).trim_start()
+        ),
+        (None, None) => format!(
+            "{}; {}",
+            untold_pair(first, names, "First words", confidence),
+            untold_pair(finish, names, "whole answers", confidence)
+        ),
+    };
+    Some(FirstWordsAndFinish {
+        text,
+        trade_off: matches!((first_lead, finish_lead), (Some((f, ..)), Some((e, ..))) if f != e),
+    })
 }

@@ -5,6 +5,7 @@ use ttft_core::compare::Unit;
 use ttft_core::compare::{Comparison, compare_reports, crossover, tokens_visible};
 use ttft_core::differences::Confidence;
 use ttft_core::import::{Format, ImportError, import, import_files};
+use ttft_core::lesson::first_words_and_finish;
 use ttft_core::metrics::{MetricsConfig, TokenSource};
 use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord};
 use ttft_core::run_stats::RunStats;
@@ -303,15 +304,45 @@ fn a_reader_prefers_the_early_starter_and_the_lesson_says_why() {
     let cmp = cmp_of(&["model-a", "model-b"], &[&a, &b]);
     assert_eq!(cmp.finish_winner, Some(1));
     assert_eq!(cmp.reader_winner, Some(0));
-    // The article's point in figures: A's first word 2.7 s sooner, B done 2,275 ms sooner
-    // (800 + 199 × 65 = 13,735 ms against 3,500 + 199 × 40 = 11,460 ms).
-    let h = ttft_core::compare::head_start(&a.aggregates(), &b.aggregates()).unwrap();
-    assert_eq!((h.first_token, h.finish), (0, 1));
-    assert!((h.first_token_by_ms - 2700.0).abs() < 1e-6, "{h:?}");
-    assert!((h.finish_by_ms - 2275.0).abs() < 1e-6, "{h:?}");
-    assert!(h.trades_off());
-    let same = ttft_core::compare::head_start(&a.aggregates(), &a.aggregates()).unwrap();
-    assert!(!same.trades_off());
+    // The article's point in one sentence, each difference with its interval: A's first
+    // word 2.7 s sooner, B done 2,275 ms sooner (800 + 199 × 65 = 13,735 ms against
+    // 3,500 + 199 × 40 = 11,460 ms).
+    let guide = first_words_and_finish(&["model-a", "model-b"], &cmp.rows, cmp.confidence).unwrap();
+    assert!(guide.trade_off);
+    assert_eq!(
+        guide.text,
+        "model-b finishes its answer 2.27 s sooner (95 % interval 2.27–2.27 s), yet model-a shows its first words 2.70 s earlier (2.70–2.70 s)"
+    );
+    // Alike runs: nothing is claimed, the sentence says so and what would tell.
+    let same = cmp_of(&["model-a", "model-a (2)"], &[&a, &a]);
+    let guide =
+        first_words_and_finish(&["model-a", "model-a (2)"], &same.rows, same.confidence).unwrap();
+    assert!(!guide.trade_off);
+    assert!(
+        guide.text.starts_with(
+            "First words cannot be told apart yet (model-a 800 ms vs model-a (2) 800 ms"
+        ) && guide
+            .text
+            .contains("; whole answers cannot be told apart yet")
+            && !guide.text.contains("sooner"),
+        "{}",
+        guide.text
+    );
+    // Too few requests for an interval: no lead is claimed, the sentence says how many to run.
+    let (a2, b2) = (
+        words_run(2, 800.0, 65.0, 200, None),
+        words_run(2, 3500.0, 40.0, 200, None),
+    );
+    let few = cmp_of(&["model-a", "model-b"], &[&a2, &b2]);
+    let guide = first_words_and_finish(&["model-a", "model-b"], &few.rows, few.confidence).unwrap();
+    assert!(
+        !guide.trade_off
+            && guide
+                .text
+                .contains("too few requests for an interval: run at least"),
+        "{}",
+        guide.text
+    );
     assert!(
         cmp.lesson.contains(
             "A reader prefers “model-a”: reading QoE 1.00 vs 0.90 (difference 0.10, 95 % interval 0.10–0.10), because “model-b” keeps them waiting 3.50 s before the first word."
