@@ -9,8 +9,8 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use ttft_core::compare::compare_reports;
+use ttft_core::compare::lesson::first_words_and_finish;
 use ttft_core::differences::Confidence;
-use ttft_core::lesson::first_words_and_finish;
 use ttft_core::naming::distinguishing_names;
 use ttft_core::report::Report;
 use ttft_core::scenario::{Arm, ScenarioConfig, ScenarioKind};

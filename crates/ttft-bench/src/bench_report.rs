@@ -1243,6 +1243,50 @@ pub fn fidelity_markdown(r: &Value) -> String {
     s
 }
 
+/// Section 6 (`ttft-bench ROOT --intervals`, #29): what the intervals cost a report. Empty when not measured.
+fn intervals_markdown(r: &Value) -> String {
+    let Some(native) = r["native"].as_array() else {
+        return String::new();
+    };
+    let mut s = String::from("\n## 6. How sure: what the intervals cost\n\n");
+    s.push_str("Every figure that is a statistic carries its interval (order statistics for per-request percentiles, a seeded cluster bootstrap of 1,000 replicates for per-gap ITL, Wilson for shares) and a comparison gives every difference its interval (Hodges–Lehmann shift, bootstraps, Holm over the table). Synthetic runs of 100 tokens a request (`cargo run --release -p ttft-bench -- . --intervals`, native release build, median of 5");
+    if let Some(d) = r["date"].as_str() {
+        s.push_str(&format!(", {d}"));
+    }
+    s.push_str("). Target: intervals and differences add at most 30 ms to a 1,000-request report and 150 ms to a 10,000-request one.\n\n");
+    s.push_str("| Requests | Statistics without intervals | Intervals of the headline figures | A two-run comparison's differences | Target | Met |\n|---|---|---|---|---|---|\n");
+    for row in native {
+        let n = row["requests"].as_u64().unwrap_or(0);
+        let target = if n <= 1_000 { 30.0 } else { 150.0 };
+        let added = row["intervals_ms"].as_f64().unwrap_or(f64::NAN)
+            + row["comparison_ms"].as_f64().unwrap_or(f64::NAN);
+        s.push_str(&format!(
+            "| {n} | {:.1} ms | {:.1} ms | {:.1} ms | ≤ {target:.0} ms | {} |\n",
+            row["statistics_ms"].as_f64().unwrap_or(f64::NAN),
+            row["intervals_ms"].as_f64().unwrap_or(f64::NAN),
+            row["comparison_ms"].as_f64().unwrap_or(f64::NAN),
+            if added <= target {
+                "yes (native)"
+            } else {
+                "no"
+            }
+        ));
+    }
+    if let Some(b) = r["browser"].as_array() {
+        s.push_str("\nIn the browser (Chromium, the release wasm; the report view's own measure of its intervals, `data-intervals-ms`):\n\n| Requests | Intervals in the report view |\n|---|---|\n");
+        for row in b {
+            s.push_str(&format!(
+                "| {} | {:.0} ms |\n",
+                row["requests"],
+                row["intervals_ms"].as_f64().unwrap_or(f64::NAN)
+            ));
+        }
+    } else {
+        s.push_str("\nThe browser's figure (the wasm build is slower than native, typically 1.5–3×) is not measured yet: the bench reads it from the report view when `cargo xtask bench` runs its browser part.\n");
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -1452,48 +1496,4 @@ mod tests {
         assert!(!md.contains("| Users"), "{md}");
         assert_eq!(locust_markdown(&json!({})), "");
     }
-}
-
-/// Section 6 (`ttft-bench ROOT --intervals`, #29): what the intervals cost a report. Empty when not measured.
-fn intervals_markdown(r: &Value) -> String {
-    let Some(native) = r["native"].as_array() else {
-        return String::new();
-    };
-    let mut s = String::from("\n## 6. How sure: what the intervals cost\n\n");
-    s.push_str("Every figure that is a statistic carries its interval (order statistics for per-request percentiles, a seeded cluster bootstrap of 1,000 replicates for per-gap ITL, Wilson for shares) and a comparison gives every difference its interval (Hodges–Lehmann shift, bootstraps, Holm over the table). Synthetic runs of 100 tokens a request (`cargo run --release -p ttft-bench -- . --intervals`, native release build, median of 5");
-    if let Some(d) = r["date"].as_str() {
-        s.push_str(&format!(", {d}"));
-    }
-    s.push_str("). Target: intervals and differences add at most 30 ms to a 1,000-request report and 150 ms to a 10,000-request one.\n\n");
-    s.push_str("| Requests | Statistics without intervals | Intervals of the headline figures | A two-run comparison's differences | Target | Met |\n|---|---|---|---|---|---|\n");
-    for row in native {
-        let n = row["requests"].as_u64().unwrap_or(0);
-        let target = if n <= 1_000 { 30.0 } else { 150.0 };
-        let added = row["intervals_ms"].as_f64().unwrap_or(f64::NAN)
-            + row["comparison_ms"].as_f64().unwrap_or(f64::NAN);
-        s.push_str(&format!(
-            "| {n} | {:.1} ms | {:.1} ms | {:.1} ms | ≤ {target:.0} ms | {} |\n",
-            row["statistics_ms"].as_f64().unwrap_or(f64::NAN),
-            row["intervals_ms"].as_f64().unwrap_or(f64::NAN),
-            row["comparison_ms"].as_f64().unwrap_or(f64::NAN),
-            if added <= target {
-                "yes (native)"
-            } else {
-                "no"
-            }
-        ));
-    }
-    if let Some(b) = r["browser"].as_array() {
-        s.push_str("\nIn the browser (Chromium, the release wasm; the report view's own measure of its intervals, `data-intervals-ms`):\n\n| Requests | Intervals in the report view |\n|---|---|\n");
-        for row in b {
-            s.push_str(&format!(
-                "| {} | {:.0} ms |\n",
-                row["requests"],
-                row["intervals_ms"].as_f64().unwrap_or(f64::NAN)
-            ));
-        }
-    } else {
-        s.push_str("\nThe browser's figure (the wasm build is slower than native, typically 1.5–3×) is not measured yet: the bench reads it from the report view when `cargo xtask bench` runs its browser part.\n");
-    }
-    s
 }

@@ -2,10 +2,10 @@
 
 use serde_json::json;
 use ttft_core::compare::Unit;
+use ttft_core::compare::lesson::first_words_and_finish;
 use ttft_core::compare::{Comparison, compare_reports, crossover, tokens_visible};
 use ttft_core::differences::Confidence;
 use ttft_core::import::{Format, ImportError, import, import_files};
-use ttft_core::lesson::first_words_and_finish;
 use ttft_core::metrics::{MetricsConfig, TokenSource};
 use ttft_core::report::{EndpointInfo, Report, ReportFileError, RequestRecord};
 use ttft_core::run_stats::RunStats;
