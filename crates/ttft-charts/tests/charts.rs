@@ -722,7 +722,7 @@ fn a_probe_under_load_draws_its_ttft_against_the_load_in_flight() {
     assert!(
         charts[0]
             .caption
-            .contains("Probe P50 TTFT 100 ms at ≤0 in flight, 410 ms at ≥6."),
+            .contains("Probe P50 TTFT 100 ms (2 requests, too few for an interval) at ≤0 in flight, 410 ms (2 requests, too few for an interval) at ≥6."),
         "{}",
         charts[0].caption
     );
