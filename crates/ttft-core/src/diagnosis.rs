@@ -464,7 +464,10 @@ fn rounds_shift(points: &[(&RequestRecord, u64, f64)], first_round: f64) -> (Str
     };
     match told::Shift::between(&ttft(first_round), &ttft(last_round)) {
         Some(s) if s.rose() => (
-            format!("the last round's TTFT is higher than the first's, per request {}", s.by()),
+            format!(
+                "the last round's TTFT is higher than the first's, per request {}",
+                s.by()
+            ),
             true,
         ),
         Some(s) if s.interval.is_some() => (
@@ -475,7 +478,10 @@ fn rounds_shift(points: &[(&RequestRecord, u64, f64)], first_round: f64) -> (Str
             false,
         ),
         Some(s) => (
-            format!("{}, so the growth rests on the fit alone", s.untold("round")),
+            format!(
+                "{}, so the growth rests on the fit alone",
+                s.untold("round")
+            ),
             true,
         ),
         None => (String::from("no round to compare with the first"), true),

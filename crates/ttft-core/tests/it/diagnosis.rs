@@ -481,7 +481,8 @@ fn a_knee_from_too_few_or_noisy_requests_is_not_claimed() {
                 f.title.contains("not told from noise")
                     && !f.evidence.contains("per request higher")
                     && f.evidence.contains("includes zero; about ")
-                    && f.evidence.contains(" requests per level would show a 10 % difference"),
+                    && f.evidence
+                        .contains(" requests per level would show a 10 % difference"),
                 "{f:?}"
             );
         }
@@ -509,7 +510,10 @@ fn a_knee_from_too_few_or_noisy_requests_is_not_claimed() {
             claimed += usize::from(f.title == "Latency bends under load");
         }
     }
-    assert!(fired >= 3 && claimed <= 2, "{claimed} of {fired} chance knees claimed");
+    assert!(
+        fired >= 3 && claimed <= 2,
+        "{claimed} of {fired} chance knees claimed"
+    );
 }
 
 #[test]

@@ -319,8 +319,12 @@ fn many_conversations_compare_the_last_round_with_the_first_per_request() {
                 requests.push(round_request(c * 3 + round, round, ttft, prompt, Some(0)));
             }
         }
-        Report::new("cache", ttft_core::report::EndpointInfo::default(), "multi_turn")
-            .with_requests(requests)
+        Report::new(
+            "cache",
+            ttft_core::report::EndpointInfo::default(),
+            "multi_turn",
+        )
+        .with_requests(requests)
     };
     let r = rounds(&|c| f64::from(c) * 5.0);
     let f = finding(&r, "prompt_cache_missed").expect("fires");
