@@ -264,6 +264,14 @@ fn a_concurrency_sweep_marks_thresholds_and_the_knee() {
     for chart in &marked {
         assert_eq!(chart, find(&charts, chart.id));
     }
+    // The knee is stated with the diagnosis' test that it is told from noise.
+    assert!(
+        find(&charts, "levels").caption.starts_with(&format!(
+            "Latency bends at level {knee}: P50 TTFT or ITL above 1.5× the first level's, told from noise per request."
+        )),
+        "{}",
+        find(&charts, "levels").caption
+    );
     assert!(
         find(&charts, "levels")
             .caption

@@ -293,6 +293,13 @@ fn knee_finding(report: &Report, agg: &Aggregates) -> Option<Finding> {
     })
 }
 
+/// Whether the run's knee ([`Aggregates::knee_level`]) is told from noise: some P50 past the
+/// factor there whose level's requests are told higher than the first level's, as the `knee`
+/// finding states it. `None` without a knee.
+pub fn knee_told(report: &Report, agg: &Aggregates) -> Option<bool> {
+    knee_evidence(report, agg, agg.knee_level?).map(|(_, told)| told)
+}
+
 /// `browser_queue`: requests held in the browser, P95 above [`BROWSER_QUEUE_P95_MS`].
 fn browser_queue_finding(agg: &Aggregates) -> Option<Finding> {
     let q = agg.browser_queue.filter(|q| q.p95 > BROWSER_QUEUE_P95_MS)?;
