@@ -1,12 +1,13 @@
 //! Service-level objectives of a run: the set it is held to (a preset or the user's own, in
-//! the core's text form), the sentence that says where it holds, and attainment and goodput per
-//! level ([`ttft_core::slo`] computes every figure).
+//! the core's text form), the sentence that says where it holds and how sure that is, and
+//! attainment (with its Wilson interval), each objective's share of requests with its verdict,
+//! and goodput per level ([`ttft_core::slo`] computes every figure and word).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use ttft_core::report::Report;
-use ttft_core::slo::{LevelSlo, ObjectiveResult, SloReport, SloSet};
+use ttft_core::slo::{LevelSlo, ObjectiveResult, SloReport, SloSet, Verdict};
 
 use crate::actions;
 use crate::format::{ms, pct, per_s, score};
@@ -27,6 +28,15 @@ fn objective_value(o: &ObjectiveResult) -> String {
     }
 }
 
+/// The objective's verdict for styling and tests: `meets`, `misses` or `cannot_tell`.
+fn verdict_id(o: &ObjectiveResult) -> &'static str {
+    match o.verdict {
+        Verdict::Meets => "meets",
+        Verdict::Misses => "misses",
+        Verdict::CannotTell => "cannot_tell",
+    }
+}
+
 /// One row of the table: a level or the whole run.
 #[component]
 fn LevelRow(
@@ -36,13 +46,28 @@ fn LevelRow(
     highest: Option<f64>,
 ) -> impl IntoView {
     let is_highest = level.level.is_some() && level.level == highest;
+    let attainment = match level.attainment_interval {
+        Some(i) => format!(
+            "{} ({:.0} % interval {}–{})",
+            pct(level.attainment),
+            i.level * 100.0,
+            pct(i.lo),
+            pct(i.hi)
+        ),
+        None => pct(level.attainment),
+    };
     view! {
         <tr class:met=level.met class:missed=!level.met class:highest=is_highest data-level=level.group.clone()>
             <td>{level.group.clone()}{is_highest.then_some(" ◀ highest meeting")}</td>
             <td>{format!("{} of {}", level.meeting, level.requests)}</td>
-            <td>{pct(level.attainment)}</td>
+            <td title="Wilson interval of the share of requests that met every objective">{attainment}</td>
             <td>{per_s(level.goodput_per_s)}</td>
-            {level.objectives.iter().map(|o| view! { <td>{objective_value(o)}</td> }).collect_view()}
+            {level.objectives.iter().map(|o| view! {
+                <td data-verdict=verdict_id(o)>
+                    {objective_value(o)}
+                    <div class="slo-attainment">{o.attainment_words()}</div>
+                </td>
+            }).collect_view()}
         </tr>
     }
 }

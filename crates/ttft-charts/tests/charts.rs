@@ -264,6 +264,14 @@ fn a_concurrency_sweep_marks_thresholds_and_the_knee() {
     for chart in &marked {
         assert_eq!(chart, find(&charts, chart.id));
     }
+    // The knee is stated with the diagnosis' test that it is told from noise.
+    assert!(
+        find(&charts, "levels").caption.starts_with(&format!(
+            "Latency bends at level {knee}: P50 TTFT or ITL above 1.5× the first level's, told from noise per request."
+        )),
+        "{}",
+        find(&charts, "levels").caption
+    );
     assert!(
         find(&charts, "levels")
             .caption
@@ -722,7 +730,7 @@ fn a_probe_under_load_draws_its_ttft_against_the_load_in_flight() {
     assert!(
         charts[0]
             .caption
-            .contains("Probe P50 TTFT 100 ms at ≤0 in flight, 410 ms at ≥6."),
+            .contains("Probe P50 TTFT 100 ms (2 requests, too few for an interval) at ≤0 in flight, 410 ms (2 requests, too few for an interval) at ≥6."),
         "{}",
         charts[0].caption
     );

@@ -6,6 +6,8 @@ use crate::run_stats::RunStats;
 use crate::scenario::ScenarioKind;
 use crate::stats::Thresholds;
 
+mod told;
+
 /// A successful request carries "several tokens per chunk" from this many on average.
 pub const COALESCE_MIN_TOKENS_PER_CHUNK: f64 = 1.5;
 /// The P50 chunk gap must be at least this multiple of the P50 per-token ITL to show coalescing…
@@ -263,20 +265,39 @@ fn stalls_finding(ok: &[&RequestRecord]) -> Option<Finding> {
 }
 
 /// `knee`: latency bends at a level of load, when the run's levels are load (those of a prompt
-/// sweep or of a conversation's rounds are not).
+/// sweep or of a conversation's rounds are not). The bend is stated only when the level's
+/// requests are told from the first level's ([`told::Shift`]); otherwise the finding says it
+/// is not told from noise yet and how many requests per level would tell.
 fn knee_finding(report: &Report, agg: &Aggregates) -> Option<Finding> {
     let load_levels = !report
         .scenario_kind()
         .is_some_and(|k| k == ScenarioKind::PromptSweep || k.is_conversation());
     let level = agg.knee_level.filter(|_| load_levels)?;
-    let evidence = knee_evidence(agg, level)?;
-    Some(finding(
-        "knee",
-        Severity::Info,
-        "Latency bends under load",
-        evidence,
-        "Keep production concurrency below the knee, or add capacity there.",
-    ))
+    let (evidence, told) = knee_evidence(report, agg, level)?;
+    Some(if told {
+        finding(
+            "knee",
+            Severity::Info,
+            "Latency bends under load",
+            evidence,
+            "Keep production concurrency below the knee, or add capacity there.",
+        )
+    } else {
+        finding(
+            "knee",
+            Severity::Info,
+            "Latency may bend under load: not told from noise yet",
+            evidence,
+            "Run more requests per level to tell whether the rise is real before planning capacity around it.",
+        )
+    })
+}
+
+/// Whether the run's knee ([`Aggregates::knee_level`]) is told from noise: some P50 past the
+/// factor there whose level's requests are told higher than the first level's, as the `knee`
+/// finding states it. `None` without a knee.
+pub fn knee_told(report: &Report, agg: &Aggregates) -> Option<bool> {
+    knee_evidence(report, agg, agg.knee_level?).map(|(_, told)| told)
 }
 
 /// `browser_queue`: requests held in the browser, P95 above [`BROWSER_QUEUE_P95_MS`].
@@ -380,11 +401,13 @@ fn prompt_cache_finding(report: &Report, ok: &[&RequestRecord]) -> Option<Findin
         fit.intercept + fit.slope * min_p as f64,
         fit.intercept + fit.slope * max_p as f64,
     );
+    let (rounds, told) = rounds_shift(&points, first_round);
     let grows = at_max - at_min >= PROMPT_GROWTH_MIN_MS
         && at_max >= at_min.max(0.0) * PROMPT_GROWTH_FACTOR
-        && fit.r2 >= PROMPT_GROWTH_MIN_R2;
+        && fit.r2 >= PROMPT_GROWTH_MIN_R2
+        && told;
     let growth = format!(
-        "TTFT grows {:.2} ms per 1,000 prompt tokens: {} at {min_p} tokens, {} at {max_p} (fitted over {} requests)",
+        "TTFT grows {:.2} ms per 1,000 prompt tokens: {} at {min_p} tokens, {} at {max_p} (fitted over {} requests); {rounds}",
         fit.slope * 1000.0,
         crate::format::ms(at_min),
         crate::format::ms(at_max),
@@ -430,6 +453,48 @@ fn prompt_cache_finding(report: &Report, ok: &[&RequestRecord]) -> Option<Findin
     }
 }
 
+/// The last round's TTFT against the first round's, per request ([`told::Shift`]), in words,
+/// and whether growth may be stated: when the rounds hold enough requests for an interval,
+/// only if it lies above zero; one conversation (a request a round) has none, and its growth
+/// rests on the fit alone, which the words say.
+fn rounds_shift(points: &[(&RequestRecord, u64, f64)], first_round: f64) -> (String, bool) {
+    let last_round = points
+        .iter()
+        .filter_map(|p| p.0.level)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let ttft = |round: f64| -> Vec<f64> {
+        points
+            .iter()
+            .filter(|p| p.0.level == Some(round))
+            .map(|p| p.2)
+            .collect()
+    };
+    match told::Shift::between(&ttft(first_round), &ttft(last_round)) {
+        Some(s) if s.rose() => (
+            format!(
+                "the last round's TTFT is higher than the first's, per request {}",
+                s.by()
+            ),
+            true,
+        ),
+        Some(s) if s.interval.is_some() => (
+            format!(
+                "the last round's TTFT is not told from the first's: {}",
+                s.untold("round")
+            ),
+            false,
+        ),
+        Some(s) => (
+            format!(
+                "{}, so the growth rests on the fit alone",
+                s.untold("round")
+            ),
+            true,
+        ),
+        None => (String::from("no round to compare with the first"), true),
+    }
+}
+
 /// Output tokens per output chunk of a request whose token count came from the server (an
 /// estimate is one per chunk by construction).
 fn tokens_per_chunk(r: &RequestRecord) -> Option<f64> {
@@ -438,37 +503,72 @@ fn tokens_per_chunk(r: &RequestRecord) -> Option<f64> {
         .then(|| m.output_tokens as f64 / f64::from(m.output_events))
 }
 
+/// The successful headline requests' values in a group.
+fn group_values(
+    report: &Report,
+    group: &str,
+    value: impl Fn(&RequestRecord) -> Option<f64>,
+) -> Vec<f64> {
+    report
+        .headline_requests()
+        .filter(|r| r.group == group && r.outcome.is_ok())
+        .filter_map(value)
+        .collect()
+}
+
+/// A request's median per-token gap: requests, not gaps, are the independent units.
+fn median_gap(r: &RequestRecord) -> Option<f64> {
+    crate::stats::percentile(&r.metrics.per_token_itl(), 50.0)
+}
+
 /// The numbers behind a knee at `level`, measured as [`crate::stats::knee`] does: each P50
-/// against the first level that has it. `None` when neither exceeds the factor there.
-fn knee_evidence(agg: &Aggregates, level: f64) -> Option<String> {
+/// against the first level that has it, and whether any rise past the factor is told from
+/// noise (the shift of the level's per-request values, TTFT or median gap, from the first
+/// level's). `None` when neither exceeds the factor there.
+fn knee_evidence(report: &Report, agg: &Aggregates, level: f64) -> Option<(String, bool)> {
     let at = agg.groups.iter().find(|g| g.level == Some(level))?;
     type P50 = fn(&GroupStats) -> Option<f64>;
-    let metrics: [(&str, P50); 2] = [
-        ("ITL", |g| g.itl.map(|s| s.p50)),
-        ("TTFT", |g| g.ttft.map(|s| s.p50)),
+    type PerRequest = fn(&RequestRecord) -> Option<f64>;
+    let metrics: [(&str, P50, PerRequest); 2] = [
+        ("ITL", |g| g.itl.map(|s| s.p50), median_gap),
+        ("TTFT", |g| g.ttft.map(|s| s.p50), |r| r.metrics.ttft_ms),
     ];
     let mut parts = Vec::new();
-    for (name, p50) in metrics {
+    let mut told = false;
+    for (name, p50, per_request) in metrics {
         let Some((base, b)) = agg.groups.iter().find_map(|g| Some((g, p50(g)?))) else {
             continue;
         };
-        if let Some(v) = p50(at)
-            && b > 0.0
-            && v > b * agg.knee_factor
-        {
-            parts.push(format!(
-                "P50 {name} {v:.1} ms at {} is ×{:.1} the {b:.1} ms at {}",
-                at.group,
-                v / b,
-                base.group
-            ));
-        }
+        let Some(v) = p50(at).filter(|v| b > 0.0 && *v > b * agg.knee_factor) else {
+            continue;
+        };
+        let head = format!(
+            "P50 {name} {v:.1} ms at {} is ×{:.1} the {b:.1} ms at {}",
+            at.group,
+            v / b,
+            base.group
+        );
+        let shift = told::Shift::between(
+            &group_values(report, &base.group, per_request),
+            &group_values(report, &at.group, per_request),
+        );
+        parts.push(match shift {
+            Some(s) if s.rose() => {
+                told = true;
+                format!("{head}: per request higher {}", s.by())
+            }
+            Some(s) => format!("{head}, not told from noise: {}", s.untold("level")),
+            None => format!("{head}, with no per-request values to tell it from noise"),
+        });
     }
     (!parts.is_empty()).then(|| {
-        format!(
-            "{} (knee: above ×{:.1} the first level)",
-            parts.join("; "),
-            agg.knee_factor
+        (
+            format!(
+                "{} (knee: above ×{:.1} the first level, told from noise by the Hodges–Lehmann interval)",
+                parts.join("; "),
+                agg.knee_factor
+            ),
+            told,
         )
     })
 }
@@ -476,10 +576,15 @@ fn knee_evidence(agg: &Aggregates, level: f64) -> Option<String> {
 /// A probe under load: what the probe user felt (median TTFT) at the lowest and the highest
 /// third of the load, with the load's peak and size as evidence. Fires when the run holds a
 /// probe and a load client and the probe has [`crate::probe::MIN_PROBE_POINTS`] successful
-/// requests.
+/// requests. The TTFT "rose" when the highest third's median is at least
+/// [`PROBE_RISE_FACTOR`] × the lowest's and the shift of its requests from the lowest's is
+/// told from noise ([`told::Shift`]); it "held" when the shift's interval rules out such a
+/// rise; otherwise the finding says it cannot tell yet, and how many probe requests would.
 fn probe_finding(report: &Report) -> Option<Finding> {
     let p = crate::probe::probe_under_load(report)?;
     let (low, high) = (p.ttft_by_load.first()?, p.ttft_by_load.last()?);
+    let bands = p.band_ttfts();
+    let shift = told::Shift::between(bands.first()?, bands.last()?)?;
     let fmt = crate::format::ms;
     let band = |b: &crate::probe::LoadBand| {
         if b.from == b.to {
@@ -488,12 +593,21 @@ fn probe_finding(report: &Report) -> Option<Finding> {
             format!("{}–{} in flight", b.from, b.to)
         }
     };
+    let median = |b: &crate::probe::LoadBand| match b.ttft_p50_interval {
+        Some(i) => format!(
+            "{} ({:.0} % interval {})",
+            fmt(b.ttft_p50_ms),
+            i.level * 100.0,
+            crate::format::ms_range(i.lo, i.hi)
+        ),
+        None => fmt(b.ttft_p50_ms),
+    };
     let evidence = format!(
         "probe P50 TTFT {} over its {} requests sent at {} and {} over the {} sent at {} ({} {} requests, at most {} in flight; {} probe requests in all)",
-        fmt(low.ttft_p50_ms),
+        median(low),
         low.count,
         band(low),
-        fmt(high.ttft_p50_ms),
+        median(high),
         high.count,
         band(high),
         p.load_count,
@@ -501,35 +615,67 @@ fn probe_finding(report: &Report) -> Option<Finding> {
         p.peak_in_flight,
         p.probe_count
     );
-    let rose = low.ttft_p50_ms > 0.0 && high.ttft_p50_ms >= low.ttft_p50_ms * PROBE_RISE_FACTOR;
+    let ratio = high.ttft_p50_ms / low.ttft_p50_ms;
+    let rose = low.ttft_p50_ms > 0.0 && ratio >= PROBE_RISE_FACTOR && shift.rose();
+    // A rise to the factor lies above the interval: the probe held.
+    let held = shift
+        .interval
+        .is_some_and(|i| i.hi < (PROBE_RISE_FACTOR - 1.0) * low.ttft_p50_ms);
+    let levels = format!(
+        "{} at ≤{} in flight, {} at ≥{}",
+        fmt(low.ttft_p50_ms),
+        low.to,
+        fmt(high.ttft_p50_ms),
+        high.from
+    );
     Some(if rose {
         finding(
             "probe_under_load",
             Severity::Warning,
             &format!(
-                "The probe's TTFT rose from {} at ≤{} in flight to {} at ≥{} in flight (×{:.1})",
+                "The probe's TTFT rose from {} at ≤{} in flight to {} at ≥{} in flight (×{ratio:.1}): per request {}",
                 fmt(low.ttft_p50_ms),
                 low.to,
                 fmt(high.ttft_p50_ms),
                 high.from,
-                high.ttft_p50_ms / low.ttft_p50_ms
+                shift.by()
             ),
             evidence,
             "A user arriving at that load waits that long: keep the load below where the probe's TTFT bends (see the probe-under-load chart), or add capacity there.",
+        )
+    } else if held {
+        finding(
+            "probe_under_load",
+            Severity::Info,
+            &format!(
+                "The probe's TTFT held under load: {levels}; per request the difference is {}, not a ×{PROBE_RISE_FACTOR:.1} rise",
+                shift.by().trim_start_matches("by ")
+            ),
+            evidence,
+            "The endpoint absorbs this load; raise it (more Locust users) to find where a user starts to wait.",
+        )
+    } else if shift.rose() {
+        // Told, but short of the factor and not ruled out from reaching it.
+        finding(
+            "probe_under_load",
+            Severity::Info,
+            &format!(
+                "The probe's TTFT rose under load, short of ×{PROBE_RISE_FACTOR:.1}: {levels} (×{ratio:.1}); per request {}",
+                shift.by()
+            ),
+            evidence,
+            "A user arriving at that load waits a little longer; raise the load to find where the probe's TTFT bends.",
         )
     } else {
         finding(
             "probe_under_load",
             Severity::Info,
             &format!(
-                "The probe's TTFT held under load: {} at ≤{} in flight, {} at ≥{}",
-                fmt(low.ttft_p50_ms),
-                low.to,
-                fmt(high.ttft_p50_ms),
-                high.from
+                "Cannot tell yet whether the probe's TTFT rises under load: {levels}; {}",
+                shift.untold("band")
             ),
             evidence,
-            "The endpoint absorbs this load; raise it (more Locust users) to find where a user starts to wait.",
+            "Send more probe requests (a longer run, or a shorter interval between them) so each third of the load holds enough to tell.",
         )
     })
 }

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::report::PROBE_CLIENT;
 use crate::report::{Report, RequestRecord};
-use crate::stats::percentile;
+use crate::stats::sorted;
+use crate::uncertainty::quantile::percentile_estimate;
+use crate::uncertainty::{DEFAULT_LEVEL, Interval};
 
 /// Probe requests needed (successful, with a TTFT) before TTFT is compared across load levels:
 /// two in each third.
@@ -41,6 +43,11 @@ pub struct LoadBand {
     pub count: usize,
     /// Their median TTFT (ms).
     pub ttft_p50_ms: f64,
+    /// Its distribution-free interval at [`DEFAULT_LEVEL`]
+    /// ([`percentile_estimate`]); `None` with too few requests in the band for one (and in
+    /// reports saved before it was computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_p50_interval: Option<Interval>,
 }
 
 /// What the probe felt against the load level over time.
@@ -121,28 +128,20 @@ pub fn probe_under_load(report: &Report) -> Option<ProbeUnderLoad> {
             load_in_flight: in_flight_at(r.start_ms),
         })
         .collect();
-    let mut ok: Vec<(u32, f64)> = points
-        .iter()
-        .filter_map(|p| Some((p.load_in_flight, p.ttft_ms?)))
+    let ttft_by_load = thirds(&points)
+        .into_iter()
+        .map(|part| {
+            let ttft = sorted(&part.iter().map(|p| p.1).collect::<Vec<f64>>());
+            let median = percentile_estimate(&ttft, 0.5, DEFAULT_LEVEL);
+            LoadBand {
+                from: part[0].0,
+                to: part[part.len() - 1].0,
+                count: part.len(),
+                ttft_p50_ms: median.map_or(f64::NAN, |m| m.value),
+                ttft_p50_interval: median.and_then(|m| m.interval),
+            }
+        })
         .collect();
-    ok.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let ttft_by_load = if ok.len() >= MIN_PROBE_POINTS {
-        let n = ok.len();
-        (0..3)
-            .map(|k| {
-                let part = &ok[k * n / 3..(k + 1) * n / 3];
-                let ttft: Vec<f64> = part.iter().map(|p| p.1).collect();
-                LoadBand {
-                    from: part[0].0,
-                    to: part[part.len() - 1].0,
-                    count: part.len(),
-                    ttft_p50_ms: percentile(&ttft, 50.0).unwrap_or(f64::NAN),
-                }
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
     Some(ProbeUnderLoad {
         probe_count: probe.len(),
         load_count: load.iter().filter(|r| !r.warmup).count(),
@@ -152,4 +151,32 @@ pub fn probe_under_load(report: &Report) -> Option<ProbeUnderLoad> {
         peak_in_flight: peak,
         ttft_by_load,
     })
+}
+
+/// The successful probe requests `(load in flight, TTFT)` in order of load (then TTFT), split
+/// into thirds; none with fewer than [`MIN_PROBE_POINTS`].
+fn thirds(points: &[ProbePoint]) -> Vec<Vec<(u32, f64)>> {
+    let mut ok: Vec<(u32, f64)> = points
+        .iter()
+        .filter_map(|p| Some((p.load_in_flight, p.ttft_ms?)))
+        .collect();
+    ok.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let n = ok.len();
+    if n < MIN_PROBE_POINTS {
+        return Vec::new();
+    }
+    (0..3)
+        .map(|k| ok[k * n / 3..(k + 1) * n / 3].to_vec())
+        .collect()
+}
+
+impl ProbeUnderLoad {
+    /// The TTFTs (ms) of the successful probe requests in each band of
+    /// [`Self::ttft_by_load`], in the same order.
+    pub fn band_ttfts(&self) -> Vec<Vec<f64>> {
+        thirds(&self.points)
+            .into_iter()
+            .map(|part| part.into_iter().map(|p| p.1).collect())
+            .collect()
+    }
 }

@@ -68,6 +68,8 @@ pub use crate::report::slo::{CUSTOM, Objective, SloError, SloMetric, SloSet};
 use crate::report::{Report, RequestRecord};
 use crate::scenario::ScenarioKind;
 use crate::stats::percentile_select;
+use crate::uncertainty::proportion::{clears, requests_to_clear, wilson};
+use crate::uncertainty::{DEFAULT_LEVEL, Interval, sane_level};
 
 /// One request against the set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,6 +97,33 @@ pub struct ObjectiveResult {
     pub failures: usize,
     /// Met at its percentile (see the module doc).
     pub met: bool,
+    /// Of the counted requests, those within the limit: the objective's attainment is
+    /// `meeting / counted`.
+    #[serde(default)]
+    pub meeting: usize,
+    /// The attainment's Wilson interval; `None` without counted requests (and in results
+    /// saved before it was computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attainment_interval: Option<Interval>,
+    /// What the interval tells against the target share ([`ObjectiveResult::target`]).
+    #[serde(default)]
+    pub verdict: Verdict,
+    /// When the verdict cannot be told yet: about how many requests would tell it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs: Option<usize>,
+}
+
+/// What an attainment's interval tells against its target share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The interval's lower bound is at or above the target.
+    Meets,
+    /// Its upper bound is below the target.
+    Misses,
+    /// It straddles the target (or there is nothing to judge).
+    #[default]
+    CannotTell,
 }
 
 /// A level (a report group), or the whole run, against the set.
@@ -110,6 +139,10 @@ pub struct LevelSlo {
     pub meeting: usize,
     /// `meeting / requests`: the goodput fraction (0 without requests).
     pub attainment: f64,
+    /// Its Wilson interval; `None` without requests (and in results saved before it was
+    /// computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attainment_interval: Option<Interval>,
     /// Requests meeting the SLO per second of the group's wall time; `None` when that time is
     /// not positive.
     pub goodput_per_s: Option<f64>,
@@ -117,6 +150,10 @@ pub struct LevelSlo {
     pub objectives: Vec<ObjectiveResult>,
     /// Every objective met at its percentile.
     pub met: bool,
+    /// Every objective with counted requests [`Verdict::Meets`], or some
+    /// [`Verdict::Misses`]; otherwise [`Verdict::CannotTell`].
+    #[serde(default)]
+    pub verdict: Verdict,
 }
 
 /// A whole run against the set.
@@ -136,6 +173,13 @@ pub struct SloReport {
     pub highest_level_meeting: Option<f64>,
     /// Lowest level that does not meet the SLO, on a run of numeric levels.
     pub first_level_failing: Option<f64>,
+    /// The confidence level of every interval and verdict (0.95 = 95 %).
+    #[serde(default = "default_level")]
+    pub confidence: f64,
+}
+
+fn default_level() -> f64 {
+    DEFAULT_LEVEL
 }
 
 /// A request's value for one metric.
@@ -233,56 +277,96 @@ fn percentile_with_failures(
     Some(x_lo + frac * (x_hi - x_lo))
 }
 
-/// One level (or the run) from its members' indices into the judged requests.
-fn level_slo(
-    group: String,
-    level: Option<f64>,
+/// What every level is judged with: the judged requests, their values and verdicts, the set
+/// and the confidence level.
+struct Judged<'a> {
+    reqs: &'a [&'a RequestRecord],
+    values: &'a [[Value; 5]],
+    per_request: &'a [RequestSlo],
+    set: &'a SloSet,
+    level: f64,
+}
+
+/// One objective over a level's members (indices into the judged requests).
+fn objective_result(
+    o: &Objective,
     members: &[usize],
-    reqs: &[&RequestRecord],
-    values: &[[Value; 5]],
-    per_request: &[RequestSlo],
-    set: &SloSet,
-) -> LevelSlo {
+    j: &Judged,
+    sample: &mut Vec<f64>,
+) -> ObjectiveResult {
+    sample.clear();
+    let mut failures = 0;
+    for &i in members {
+        match j.values[i][o.metric as usize] {
+            Value::Is(v) => sample.push(v),
+            Value::Fails => failures += 1,
+            Value::Missing => {}
+        }
+    }
+    let counted = sample.len() + failures;
+    let meeting = sample.iter().filter(|v| o.meets(**v)).count();
+    let value =
+        percentile_with_failures(sample, failures, o.percentile, o.metric.higher_is_better());
+    let target = target_share(o);
+    let verdict = match clears(meeting, counted, target, j.level) {
+        Some(true) => Verdict::Meets,
+        Some(false) => Verdict::Misses,
+        None => Verdict::CannotTell,
+    };
+    ObjectiveResult {
+        objective: *o,
+        value_at_percentile: value,
+        counted,
+        failures,
+        met: counted == 0 || value.is_some_and(|v| o.meets(v)),
+        meeting,
+        attainment_interval: wilson(meeting, counted, j.level),
+        verdict,
+        needs: (verdict == Verdict::CannotTell)
+            .then(|| requests_to_clear(meeting, counted, target, j.level))
+            .flatten(),
+    }
+}
+
+/// The share of requests an objective asks to be within its limit: `p` % for a latency at
+/// percentile `p` (`ttft p90 <= 1000ms`: 90 % within 1 s), `100 − p` % for a score
+/// (`qoe p10 >= 0.9`: 90 % at or above 0.9).
+fn target_share(o: &Objective) -> f64 {
+    let p = (o.percentile / 100.0).clamp(0.0, 1.0);
+    if o.metric.higher_is_better() {
+        1.0 - p
+    } else {
+        p
+    }
+}
+
+/// One level (or the run) from its members' indices into the judged requests.
+fn level_slo(group: String, level: Option<f64>, members: &[usize], j: &Judged) -> LevelSlo {
     let requests = members.len();
-    let meeting = members.iter().filter(|&&i| per_request[i].met).count();
+    let meeting = members.iter().filter(|&&i| j.per_request[i].met).count();
     let start = members
         .iter()
-        .map(|&i| reqs[i].start_ms)
+        .map(|&i| j.reqs[i].start_ms)
         .fold(f64::INFINITY, f64::min);
     let end = members
         .iter()
-        .filter_map(|&i| reqs[i].metrics.e2e_ms.map(|e| e + reqs[i].start_ms))
+        .filter_map(|&i| j.reqs[i].metrics.e2e_ms.map(|e| e + j.reqs[i].start_ms))
         .fold(f64::NEG_INFINITY, f64::max);
     let mut sample = Vec::with_capacity(requests);
-    let objectives: Vec<ObjectiveResult> = set
+    let objectives: Vec<ObjectiveResult> = j
+        .set
         .objectives
         .iter()
-        .map(|o| {
-            sample.clear();
-            let mut failures = 0;
-            for &i in members {
-                match values[i][o.metric as usize] {
-                    Value::Is(v) => sample.push(v),
-                    Value::Fails => failures += 1,
-                    Value::Missing => {}
-                }
-            }
-            let counted = sample.len() + failures;
-            let value = percentile_with_failures(
-                &mut sample,
-                failures,
-                o.percentile,
-                o.metric.higher_is_better(),
-            );
-            ObjectiveResult {
-                objective: *o,
-                value_at_percentile: value,
-                counted,
-                failures,
-                met: counted == 0 || value.is_some_and(|v| o.meets(v)),
-            }
-        })
+        .map(|o| objective_result(o, members, j, &mut sample))
         .collect();
+    let judged = || objectives.iter().filter(|o| o.counted > 0);
+    let verdict = if judged().any(|o| o.verdict == Verdict::Misses) {
+        Verdict::Misses
+    } else if judged().all(|o| o.verdict == Verdict::Meets) {
+        Verdict::Meets
+    } else {
+        Verdict::CannotTell
+    };
     LevelSlo {
         group,
         level,
@@ -293,16 +377,25 @@ fn level_slo(
         } else {
             meeting as f64 / requests as f64
         },
+        attainment_interval: wilson(meeting, requests, j.level),
         goodput_per_s: (end > start).then(|| meeting as f64 / (end - start) * 1e3),
         met: objectives.iter().all(|o| o.met),
         objectives,
+        verdict,
     }
 }
 
-/// Holds a report's headline requests to a set (see the module doc for every definition).
+/// Holds a report's headline requests to a set (see the module doc for every definition),
+/// with intervals and verdicts at [`DEFAULT_LEVEL`] (95 %; [`evaluate_at`] takes another).
 /// The set is used as given: check user input with [`SloSet::validate`] (or build it with
 /// [`SloSet::parse`] / [`SloSet::new`]) first.
 pub fn evaluate(report: &Report, set: &SloSet) -> SloReport {
+    evaluate_at(report, set, DEFAULT_LEVEL)
+}
+
+/// [`evaluate`] with intervals and verdicts at the confidence `level` (0.95 = 95 %).
+pub fn evaluate_at(report: &Report, set: &SloSet, level: f64) -> SloReport {
+    let level = sane_level(level);
     let reqs: Vec<&RequestRecord> = report.headline_requests().collect();
     let mut used: Vec<SloMetric> = Vec::new();
     for o in &set.objectives {
@@ -346,22 +439,19 @@ pub fn evaluate(report: &Report, set: &SloSet) -> SloReport {
         }
     }
     groups.sort_by(|a, b| a.1.unwrap_or(f64::MAX).total_cmp(&b.1.unwrap_or(f64::MAX)));
+    let judged = Judged {
+        reqs: &reqs,
+        values: &values,
+        per_request: &requests,
+        set,
+        level,
+    };
     let levels: Vec<LevelSlo> = groups
         .into_iter()
-        .map(|(g, level, members)| {
-            level_slo(
-                g.to_owned(),
-                level,
-                &members,
-                &reqs,
-                &values,
-                &requests,
-                set,
-            )
-        })
+        .map(|(g, l, members)| level_slo(g.to_owned(), l, &members, &judged))
         .collect();
     let all: Vec<usize> = (0..reqs.len()).collect();
-    let overall = level_slo("all".into(), None, &all, &reqs, &values, &requests, set);
+    let overall = level_slo("all".into(), None, &all, &judged);
     let ladder = levels.len() >= 2 && levels.iter().all(|l| l.level.is_some());
     let (highest_level_meeting, first_level_failing) = if ladder {
         (
@@ -383,6 +473,7 @@ pub fn evaluate(report: &Report, set: &SloSet) -> SloReport {
         overall,
         highest_level_meeting,
         first_level_failing,
+        confidence: level,
     }
 }
 
@@ -413,7 +504,68 @@ fn join_words(parts: &[String]) -> String {
     }
 }
 
+/// A share as a whole percentage: `93 %`.
+fn share_pct(x: f64) -> String {
+    format!("{:.0} %", x * 100.0)
+}
+
+/// `88–96 %`.
+fn share_range(i: &Interval) -> String {
+    format!("{:.0}–{:.0} %", i.lo * 100.0, i.hi * 100.0)
+}
+
 impl ObjectiveResult {
+    /// The share of requests the objective asks to be within its limit (see
+    /// [`Self::attainment_words`]).
+    pub fn target(&self) -> f64 {
+        target_share(&self.objective)
+    }
+
+    /// Its attainment: the share of counted requests within the limit (0 without any).
+    pub fn attainment(&self) -> f64 {
+        if self.counted == 0 {
+            0.0
+        } else {
+            self.meeting as f64 / self.counted as f64
+        }
+    }
+
+    /// `attained by 93 % of 120 requests (95 % interval 88–96 %, target 90 %)`.
+    fn attained(&self) -> String {
+        let interval = self.attainment_interval.map_or(String::new(), |i| {
+            format!("{:.0} % interval {}, ", i.level * 100.0, share_range(&i))
+        });
+        format!(
+            "attained by {} of {} request{} ({interval}target {})",
+            share_pct(self.attainment()),
+            self.counted,
+            if self.counted == 1 { "" } else { "s" },
+            share_pct(self.target())
+        )
+    }
+
+    /// What the attainment's interval tells: `meets the objective`, `misses the objective`
+    /// or `cannot tell yet: about 240 requests would`.
+    pub fn verdict_words(&self) -> String {
+        match (self.verdict, self.needs) {
+            (Verdict::Meets, _) => "meets the objective".into(),
+            (Verdict::Misses, _) => "misses the objective".into(),
+            (Verdict::CannotTell, Some(n)) => format!("cannot tell yet: about {n} requests would"),
+            (Verdict::CannotTell, None) => "cannot tell yet".into(),
+        }
+    }
+
+    /// For the SLO panel: `attained by 93 % of 120 requests (95 % interval 88–96 %, target
+    /// 90 %): meets the objective`; `no requests` without counted ones. A verdict is
+    /// "meets" only when the interval's lower bound is at or above the target and "misses"
+    /// only when its upper bound is below it.
+    pub fn attainment_words(&self) -> String {
+        if self.counted == 0 {
+            return "no requests".into();
+        }
+        format!("{}: {}", self.attained(), self.verdict_words())
+    }
+
     fn name(&self) -> String {
         format!(
             "{} P{}",
@@ -486,41 +638,78 @@ impl SloReport {
         self.levels.iter().find(|l| l.level == Some(level))
     }
 
-    /// One sentence for the UI, e.g. "Meets the chat SLO up to 16 concurrent streams; at 32,
-    /// TTFT P90 is 1.42 s (limit 1 s)." on a run of levels, or "83 % of requests met the chat
-    /// SLO (TTFT P90 1.20 s > 1 s)." on one level. Percentages are rounded down, so 100 %
-    /// means every request.
+    /// The sentence for the UI: what the requests showed, then how sure that is. E.g. "Meets
+    /// the chat SLO up to 16 concurrent streams; at 32, TTFT P90 is 1.42 s (limit 1 s)." on a
+    /// run of levels, or "83 % of requests met the chat SLO (TTFT P90 1.20 s > 1 s)." on one
+    /// level; percentages are rounded down, so 100 % means every request. Then either "Told
+    /// at 95 % confidence by each objective's share of requests (Wilson interval)." when the
+    /// verdict of every level named holds (an objective said met [`Verdict::Meets`], a level
+    /// said to miss with a [`Verdict::Misses`] among its missed objectives), or "Cannot tell
+    /// yet at 95 % confidence: at 32 concurrent streams, TTFT P90 was attained by 80 % of 5
+    /// requests (95 % interval 38–96 %, target 90 %); about 70 requests would tell." for the
+    /// first that does not.
     pub fn sentence(&self) -> String {
+        let (observed, named) = self.observed();
+        match self.certainty(&named) {
+            Some(c) => format!("{observed} {c}"),
+            None => observed,
+        }
+    }
+
+    /// The first part of [`Self::sentence`], and the levels it names, each with whether it
+    /// said the level meets the SLO.
+    fn observed(&self) -> (String, Vec<(&LevelSlo, bool)>) {
         let name = &self.set.name;
         let o = &self.overall;
         if o.requests == 0 {
-            return format!("No measured requests to hold to the {name} SLO.");
+            return (
+                format!("No measured requests to hold to the {name} SLO."),
+                Vec::new(),
+            );
         }
         let why =
             |l: &LevelSlo| join_words(&l.missed().map(ObjectiveResult::why).collect::<Vec<_>>());
+        let meeting = || {
+            self.levels
+                .iter()
+                .take_while(|l| l.met)
+                .map(|l| (l, true))
+                .collect::<Vec<_>>()
+        };
         match (
             self.highest_level_meeting.and_then(|h| self.level(h)),
             self.first_level_failing.and_then(|f| self.level(f)),
         ) {
             (Some(h), None) => {
-                return format!(
-                    "Meets the {name} SLO at every level, up to {}.",
-                    self.level_words(h).0
+                return (
+                    format!(
+                        "Meets the {name} SLO at every level, up to {}.",
+                        self.level_words(h).0
+                    ),
+                    meeting(),
                 );
             }
             (Some(h), Some(f)) => {
-                return format!(
-                    "Meets the {name} SLO up to {}; at {}, {}.",
-                    self.level_words(h).0,
-                    self.level_words(f).1,
-                    why(f)
+                let mut named = meeting();
+                named.push((f, false));
+                return (
+                    format!(
+                        "Meets the {name} SLO up to {}; at {}, {}.",
+                        self.level_words(h).0,
+                        self.level_words(f).1,
+                        why(f)
+                    ),
+                    named,
                 );
             }
             (None, Some(f)) => {
-                return format!(
-                    "Misses the {name} SLO from the first level ({}): {}.",
-                    self.level_words(f).0,
-                    why(f)
+                return (
+                    format!(
+                        "Misses the {name} SLO from the first level ({}): {}.",
+                        self.level_words(f).0,
+                        why(f)
+                    ),
+                    vec![(f, false)],
                 );
             }
             (None, None) => {}
@@ -530,7 +719,7 @@ impl SloReport {
         } else {
             (o.attainment * 100.0).floor().min(99.0)
         };
-        if o.met {
+        let text = if o.met {
             format!("Meets the {name} SLO: {pct} % of requests met every objective.")
         } else {
             let short: Vec<String> = o.missed().map(ObjectiveResult::why_short).collect();
@@ -538,7 +727,64 @@ impl SloReport {
                 "{pct} % of requests met the {name} SLO ({}).",
                 short.join("; ")
             )
+        };
+        (text, vec![(o, o.met)])
+    }
+
+    /// The second part of [`Self::sentence`]: whether the verdicts of the `named` levels are
+    /// told by their objectives' attainment intervals; `None` when no objective of theirs
+    /// counted a request (nothing was judged).
+    fn certainty(&self, named: &[(&LevelSlo, bool)]) -> Option<String> {
+        if !named
+            .iter()
+            .any(|(l, _)| l.objectives.iter().any(|o| o.counted > 0))
+        {
+            return None;
         }
+        let level = format!("{:.0} %", self.confidence * 100.0);
+        // Each named level's objectives whose interval does not tell what the sentence said.
+        let untold: Vec<(&LevelSlo, &ObjectiveResult)> = named
+            .iter()
+            .flat_map(|&(l, said_met)| {
+                let missed_told = l
+                    .missed()
+                    .any(|o| o.counted > 0 && o.verdict == Verdict::Misses);
+                l.objectives
+                    .iter()
+                    .filter(move |o| {
+                        o.counted > 0
+                            && if said_met {
+                                o.verdict != Verdict::Meets
+                            } else {
+                                !missed_told && !o.met
+                            }
+                    })
+                    .map(move |o| (l, o))
+            })
+            .collect();
+        let Some((l, o)) = untold.first() else {
+            return Some(format!(
+                "Told at {level} confidence by each objective's share of requests (Wilson interval)."
+            ));
+        };
+        let at = if l.group == "all" && l.level.is_none() {
+            "over the whole run".to_owned()
+        } else {
+            format!("at {}", self.level_words(l).0)
+        };
+        let more = match untold.len() - 1 {
+            0 => String::new(),
+            1 => " (and 1 more objective)".to_owned(),
+            n => format!(" (and {n} more objectives)"),
+        };
+        let tell = o.needs.map_or(String::new(), |n| {
+            format!("; about {n} requests would tell")
+        });
+        Some(format!(
+            "Cannot tell yet at {level} confidence: {at}, {} was {}{tell}{more}.",
+            o.name(),
+            o.attained()
+        ))
     }
 }
 
@@ -724,7 +970,7 @@ mod tests {
         assert_eq!(r.first_level_failing, Some(8.0));
         assert_eq!(
             r.sentence(),
-            "Meets the chat SLO up to 4 concurrent streams; at 8, TTFT P90 is 1.38 s (limit 1 s)."
+            "Meets the chat SLO up to 4 concurrent streams; at 8, TTFT P90 is 1.38 s (limit 1 s). Cannot tell yet at 95 % confidence: at 1 concurrent stream, TTFT P90 was attained by 100 % of 4 requests (95 % interval 51–100 %, target 90 %); about 35 requests would tell (and 3 more objectives)."
         );
     }
 
@@ -735,21 +981,21 @@ mod tests {
         assert_eq!(tight.first_level_failing, Some(1.0));
         assert_eq!(
             tight.sentence(),
-            "Misses the chat SLO from the first level (1 concurrent stream): TTFT P90 is 370 ms (limit 300 ms)."
+            "Misses the chat SLO from the first level (1 concurrent stream): TTFT P90 is 370 ms (limit 300 ms). Cannot tell yet at 95 % confidence: at 1 concurrent stream, TTFT P90 was attained by 75 % of 4 requests (95 % interval 30–95 %, target 90 %); about 15 requests would tell."
         );
         let loose = evaluate(&ladder(), &ttft_itl(2000.0));
         assert_eq!(loose.highest_level_meeting, Some(8.0));
         assert_eq!(loose.first_level_failing, None);
         assert_eq!(
             loose.sentence(),
-            "Meets the chat SLO at every level, up to 8 concurrent streams."
+            "Meets the chat SLO at every level, up to 8 concurrent streams. Cannot tell yet at 95 % confidence: at 1 concurrent stream, TTFT P90 was attained by 100 % of 4 requests (95 % interval 51–100 %, target 90 %); about 35 requests would tell (and 5 more objectives)."
         );
         // Levels in other scenarios.
         let mut rounds = ladder();
         rounds.scenario = "multi_turn".into();
         assert_eq!(
             evaluate(&rounds, &ttft_itl(1000.0)).sentence(),
-            "Meets the chat SLO up to round 4; at round 8, TTFT P90 is 1.38 s (limit 1 s)."
+            "Meets the chat SLO up to round 4; at round 8, TTFT P90 is 1.38 s (limit 1 s). Cannot tell yet at 95 % confidence: at round 1, TTFT P90 was attained by 100 % of 4 requests (95 % interval 51–100 %, target 90 %); about 35 requests would tell (and 3 more objectives)."
         );
     }
 
@@ -809,7 +1055,7 @@ mod tests {
         );
         assert_eq!(
             r.sentence(),
-            "75 % of requests met the chat SLO (TTFT P90 on failed requests; QoE P10 on failed requests)."
+            "75 % of requests met the chat SLO (TTFT P90 on failed requests; QoE P10 on failed requests). Cannot tell yet at 95 % confidence: over the whole run, TTFT P90 was attained by 75 % of 4 requests (95 % interval 30–95 %, target 90 %); about 15 requests would tell (and 1 more objective)."
         );
         // A successful request without a first token fails TTFT (and ranks worst), not QoE.
         let mut with_silent = run.clone();
@@ -864,7 +1110,7 @@ mod tests {
         assert!((o.attainment - 2.0 / 3.0).abs() < 1e-12);
         assert_eq!(
             r.sentence(),
-            "66 % of requests met the reading SLO (QoE P10 0.33 < 0.5)."
+            "66 % of requests met the reading SLO (QoE P10 0.33 < 0.5). Cannot tell yet at 95 % confidence: over the whole run, QoE P10 was attained by 50 % of 2 requests (95 % interval 9–91 %, target 90 %); about 4 requests would tell."
         );
         // No request with readable text at all: the objective has nothing to judge and holds.
         let mut only = run.clone();
@@ -908,6 +1154,130 @@ mod tests {
             vec![SloMetric::Fluidity, SloMetric::E2e]
         );
         assert!(r.requests[0].met);
+    }
+
+    /// One level of 200 requests, `within` of them with a TTFT of 500 ms and the rest 2 s,
+    /// held to `ttft p90 <= 1000ms`.
+    fn two_hundred(within: usize) -> SloReport {
+        let reqs = (0..200u32)
+            .map(|i| {
+                let t = if (i as usize) < within { 500.0 } else { 2000.0 };
+                rec(i, "c=1", None, 10.0 * f64::from(i), t, &FLAT)
+            })
+            .collect();
+        evaluate(
+            &report("chat", reqs),
+            &set("chat", &[(SloMetric::Ttft, 90.0, 1000.0)]),
+        )
+    }
+
+    #[test]
+    fn attainment_has_a_wilson_interval_and_a_verdict_only_when_it_clears_the_target() {
+        // 190 of 200 (95 %): the interval's lower bound, 91 %, clears the 90 % target.
+        let r = two_hundred(190);
+        let o = &r.overall.objectives[0];
+        assert_eq!((o.meeting, o.counted, o.target()), (190, 200, 0.9));
+        let i = o.attainment_interval.unwrap();
+        assert!(i.lo >= 0.9 && i.hi < 1.0 && i.level == 0.95, "{i:?}");
+        assert_eq!((o.verdict, o.needs), (Verdict::Meets, None));
+        assert_eq!(
+            o.attainment_words(),
+            "attained by 95 % of 200 requests (95 % interval 91–97 %, target 90 %): meets the objective"
+        );
+        assert_eq!(r.overall.verdict, Verdict::Meets);
+        let goodput = r.overall.attainment_interval.unwrap();
+        assert!(goodput.contains(0.95), "{goodput:?}");
+        assert_eq!(
+            r.sentence(),
+            "Meets the chat SLO: 95 % of requests met every objective. Told at 95 % confidence by each objective's share of requests (Wilson interval)."
+        );
+        // 170 of 200 (85 %): its upper bound, 89 %, is below the target.
+        let r = two_hundred(170);
+        let o = &r.overall.objectives[0];
+        assert_eq!(o.verdict, Verdict::Misses);
+        assert!(
+            o.attainment_words()
+                .ends_with("(95 % interval 79–89 %, target 90 %): misses the objective"),
+            "{}",
+            o.attainment_words()
+        );
+        assert!(
+            r.sentence().ends_with(
+                " Told at 95 % confidence by each objective's share of requests (Wilson interval)."
+            ),
+            "{}",
+            r.sentence()
+        );
+        // 186 of 200 (93 %): above the target, but the interval (88–96 %) straddles it; the
+        // search finds about how many requests at 93 % would clear it.
+        let r = two_hundred(186);
+        let o = &r.overall.objectives[0];
+        assert_eq!(o.verdict, Verdict::CannotTell);
+        let n = o.needs.expect("a size that would tell");
+        let at = |m: usize| {
+            crate::uncertainty::proportion::clears((0.93 * m as f64).round() as usize, m, 0.9, 0.95)
+        };
+        assert!(n > 200 && at(n) == Some(true) && at(n / 2).is_none(), "{n}");
+        assert_eq!(
+            o.attainment_words(),
+            format!(
+                "attained by 93 % of 200 requests (95 % interval 89–96 %, target 90 %): cannot tell yet: about {n} requests would"
+            )
+        );
+        assert_eq!(
+            r.sentence(),
+            format!(
+                "Meets the chat SLO: 93 % of requests met every objective. Cannot tell yet at 95 % confidence: over the whole run, TTFT P90 was attained by 93 % of 200 requests (95 % interval 89–96 %, target 90 %); about {n} requests would tell."
+            )
+        );
+        // Another level: narrower intervals at 80 %.
+        let r = evaluate_at(
+            &report(
+                "chat",
+                (0..200u32)
+                    .map(|i| {
+                        rec(
+                            i,
+                            "c=1",
+                            None,
+                            10.0 * f64::from(i),
+                            if i < 186 { 500.0 } else { 2000.0 },
+                            &FLAT,
+                        )
+                    })
+                    .collect(),
+            ),
+            &set("chat", &[(SloMetric::Ttft, 90.0, 1000.0)]),
+            0.8,
+        );
+        assert_eq!(
+            (r.confidence, r.overall.objectives[0].verdict),
+            (0.8, Verdict::Meets)
+        );
+    }
+
+    #[test]
+    fn results_saved_before_intervals_still_read() {
+        let r = two_hundred(190);
+        let mut json = serde_json::to_value(&r).unwrap();
+        let strip = |v: &mut serde_json::Value| {
+            let o = v.as_object_mut().unwrap();
+            for k in ["attainment_interval", "verdict", "needs", "confidence"] {
+                o.remove(k);
+            }
+        };
+        strip(&mut json);
+        strip(&mut json["overall"]);
+        strip(&mut json["overall"]["objectives"][0]);
+        json["overall"]["objectives"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("meeting");
+        let old: SloReport = serde_json::from_value(json).unwrap();
+        assert_eq!(old.confidence, DEFAULT_LEVEL);
+        assert_eq!(old.overall.verdict, Verdict::CannotTell);
+        assert_eq!(old.overall.objectives[0].attainment_interval, None);
+        assert_eq!(old.overall.attainment, r.overall.attainment);
     }
 
     #[test]

@@ -243,8 +243,11 @@ async fn a_sweep_is_held_to_the_slo_you_set() -> Result<()> {
     run_small_sweep(c).await?;
     let sentence = wait_text(c, "slo-sentence", 20, |t| !t.is_empty()).await?;
     println!("{sentence}");
+    // Four requests a level meet every objective, too few to tell at 95 %: the sentence says so.
     ensure!(
-        sentence == "Meets the chat SLO at every level, up to 4 concurrent streams.",
+        sentence.starts_with(
+            "Meets the chat SLO at every level, up to 4 concurrent streams. Cannot tell yet at 95 % confidence: at 1 concurrent stream, TTFT P90 was attained by 100 % of 4 requests (95 % interval 51–100 %, target 90 %); about 35 requests would tell"
+        ),
         "{sentence}"
     );
     let rows = c
@@ -303,7 +306,9 @@ async fn a_sweep_is_held_to_the_slo_you_set() -> Result<()> {
         .await?;
     let sentence = wait_text(c, "slo-sentence", 20, |t| t.contains("batch")).await?;
     ensure!(
-        sentence == "Meets the batch SLO at every level, up to 4 concurrent streams.",
+        sentence.starts_with(
+            "Meets the batch SLO at every level, up to 4 concurrent streams. Cannot tell yet at 95 % confidence: at 1 concurrent stream, E2E P99 was attained by 100 % of 4 requests (95 % interval 51–100 %, target 99 %)"
+        ),
         "{sentence}"
     );
     tokio::time::sleep(Duration::from_millis(500)).await;

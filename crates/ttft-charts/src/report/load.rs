@@ -193,12 +193,16 @@ pub(super) fn levels(report: &Report, agg: &Aggregates, slo: SloState) -> Vec<Ch
             title: "Latency against load".into(),
             caption: format!(
                 "{} {}",
-                match agg.knee_level {
-                    Some(k) => format!(
-                        "Latency bends at level {k}: P50 TTFT or ITL above {}× the first level's.",
+                match (agg.knee_level, ttft_core::diagnosis::knee_told(report, agg)) {
+                    (Some(k), Some(false)) => format!(
+                        "P50 TTFT or ITL at level {k} passes {}× the first level's, but is not told from noise yet: see the knee finding.",
                         agg.knee_factor
                     ),
-                    None => format!(
+                    (Some(k), _) => format!(
+                        "Latency bends at level {k}: P50 TTFT or ITL above {}× the first level's, told from noise per request.",
+                        agg.knee_factor
+                    ),
+                    (None, _) => format!(
                         "No knee: P50 latency stays within {}× the first level's.",
                         agg.knee_factor
                     ),

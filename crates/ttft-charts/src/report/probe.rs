@@ -3,7 +3,8 @@
 
 use charming::element::{Step, Trigger};
 use charming::series::{Line, Scatter};
-use ttft_core::probe::ProbeUnderLoad;
+use ttft_core::format::ms_range;
+use ttft_core::probe::{LoadBand, ProbeUnderLoad};
 
 use crate::ChartSpec;
 use crate::sample::{KEEPS_PEAKS, MAX_POINTS, min_max_buckets, sampled_note};
@@ -53,9 +54,9 @@ pub(super) fn probe_under_load(p: &ProbeUnderLoad) -> Option<ChartSpec> {
     let bands = match (p.ttft_by_load.first(), p.ttft_by_load.last()) {
         (Some(lo), Some(hi)) => format!(
             " Probe P50 TTFT {} at ≤{} in flight, {} at ≥{}.",
-            ms(lo.ttft_p50_ms),
+            band_median(lo),
             lo.to,
-            ms(hi.ttft_p50_ms),
+            band_median(hi),
             hi.from
         ),
         _ => String::new(),
@@ -69,4 +70,23 @@ pub(super) fn probe_under_load(p: &ProbeUnderLoad) -> Option<ChartSpec> {
         ),
         chart,
     })
+}
+
+/// A band's median TTFT with its interval: `275 ms (95 % interval 225–275 ms)`, or
+/// `410 ms (2 requests, too few for an interval)`.
+fn band_median(b: &LoadBand) -> String {
+    match b.ttft_p50_interval {
+        Some(i) => format!(
+            "{} ({:.0} % interval {})",
+            ms(b.ttft_p50_ms),
+            i.level * 100.0,
+            ms_range(i.lo, i.hi)
+        ),
+        None => format!(
+            "{} ({} request{}, too few for an interval)",
+            ms(b.ttft_p50_ms),
+            b.count,
+            if b.count == 1 { "" } else { "s" }
+        ),
+    }
 }

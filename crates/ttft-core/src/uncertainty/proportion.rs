@@ -66,3 +66,54 @@ pub fn proportion_difference(
         p_value,
     ))
 }
+
+/// Whether the Wilson interval of `hits` of `n` at `level` clears `target` (a share, 0–1):
+/// `Some(true)` when its lower bound is at or above it, `Some(false)` when its upper bound is
+/// below it, `None` when it straddles it (or `n` is 0).
+pub fn clears(hits: usize, n: usize, target: f64, level: f64) -> Option<bool> {
+    let w = wilson(hits, n, level)?;
+    if w.lo >= target {
+        Some(true)
+    } else if w.hi < target {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The most requests [`requests_to_clear`] looks at.
+pub const MAX_REQUESTS_TO_CLEAR: usize = 10_000_000;
+
+/// About how many requests would let a share like `hits` of `n` be told from `target`: the
+/// fewest `m` whose Wilson interval at `level` around `m × hits / n` hits clears it (a search:
+/// doubling, then bisection). `None` when the share equals the target, or no size up to
+/// [`MAX_REQUESTS_TO_CLEAR`] would (a share of 1 against a target of 1).
+pub fn requests_to_clear(hits: usize, n: usize, target: f64, level: f64) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    let share = hits.min(n) as f64 / n as f64;
+    if share == target {
+        return None;
+    }
+    let settled = |m: usize| {
+        let h = ((share * m as f64).round() as usize).min(m);
+        clears(h, m, target, level).is_some()
+    };
+    let mut hi = n.max(1);
+    while !settled(hi) {
+        hi = hi.checked_mul(2)?;
+        if hi > MAX_REQUESTS_TO_CLEAR {
+            return None;
+        }
+    }
+    let mut lo = hi / 2; // not settled (or 0), unless `n` itself already was
+    if lo < n {
+        return Some(hi);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if settled(mid) { hi = mid } else { lo = mid }
+    }
+    Some(hi)
+}

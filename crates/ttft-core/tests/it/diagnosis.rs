@@ -379,10 +379,21 @@ fn stalls_need_a_gap_above_the_threshold_in_a_successful_request() {
 }
 
 fn sweep(scenario: &str, levels: &[(f64, f64, f64)]) -> Report {
+    sweep_of(scenario, levels, 3, |v| v)
+}
+
+/// `per_level` requests at each `(level, ttft, itl)`, each value passed through `noise`.
+fn sweep_of(
+    scenario: &str,
+    levels: &[(f64, f64, f64)],
+    per_level: usize,
+    mut noise: impl FnMut(f64) -> f64,
+) -> Report {
     let mut reqs = Vec::new();
     for &(level, ttft, itl) in levels {
-        for _ in 0..3 {
-            reqs.push((format!("c={level}"), Some(level), ok(ttft, &[itl; 9])));
+        for _ in 0..per_level {
+            let gaps: Vec<f64> = (0..9).map(|_| noise(itl)).collect();
+            reqs.push((format!("c={level}"), Some(level), ok(noise(ttft), &gaps)));
         }
     }
     report_in(scenario, reqs)
@@ -390,14 +401,19 @@ fn sweep(scenario: &str, levels: &[(f64, f64, f64)]) -> Report {
 
 #[test]
 fn knee_needs_a_load_level_past_the_factor() {
-    let r = sweep(
+    // Six requests a level: the rise past the factor is told from noise, with its interval.
+    let r = sweep_of(
         "concurrency_sweep",
         &[(1.0, 300.0, 20.0), (4.0, 300.0, 31.0)],
+        6,
+        |v| v,
     );
     let f = fires(&r, "knee");
+    assert_eq!(f.title, "Latency bends under load");
     assert!(
-        f.evidence
-            .contains("P50 ITL 31.0 ms at c=4 is ×1.6 the 20.0 ms at c=1"),
+        f.evidence.contains(
+            "P50 ITL 31.0 ms at c=4 is ×1.6 the 20.0 ms at c=1: per request higher by 11.0 ms (95 % interval 11.0–11.0 ms)"
+        ),
         "{}",
         f.evidence
     );
@@ -412,6 +428,92 @@ fn knee_needs_a_load_level_past_the_factor() {
         assert!(r.aggregates().knee_level.is_some());
         quiet(&r, "knee");
     }
+}
+
+#[test]
+fn a_knee_from_too_few_or_noisy_requests_is_not_claimed() {
+    // Three requests a level give the shift no interval: the bend is not stated.
+    let r = sweep(
+        "concurrency_sweep",
+        &[(1.0, 300.0, 20.0), (4.0, 300.0, 31.0)],
+    );
+    let f = fires(&r, "knee");
+    assert_eq!(
+        f.title,
+        "Latency may bend under load: not told from noise yet"
+    );
+    assert!(
+        f.evidence.contains(
+            "P50 ITL 31.0 ms at c=4 is ×1.6 the 20.0 ms at c=1, not told from noise: too few requests for an interval: at least 4 per level"
+        ),
+        "{}",
+        f.evidence
+    );
+    // A TTFT ×1.6 at c=4 through seeded noise (each TTFT times e^u, u uniform in ±1): five
+    // requests a level, spread over a factor of 7. Over 40 seeds, a bend is stated only with
+    // an interval above zero; most runs tell nothing yet and say how many requests would.
+    let mut untold = 0;
+    for seed in 0..40 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let r = sweep_of(
+            "concurrency_sweep",
+            &[(1.0, 300.0, 20.0), (4.0, 480.0, 20.0)],
+            5,
+            |v| {
+                if v >= 100.0 {
+                    v * ((rng.f64() - 0.5) * 2.0).exp()
+                } else {
+                    v
+                }
+            },
+        );
+        let Some(f) = get(&r, "knee") else { continue };
+        if f.title == "Latency bends under load" {
+            assert!(
+                f.evidence.contains("per request higher by ")
+                    && f.evidence.contains(" (95 % interval "),
+                "{}",
+                f.evidence
+            );
+        } else {
+            untold += 1;
+            assert!(
+                f.title.contains("not told from noise")
+                    && !f.evidence.contains("per request higher")
+                    && f.evidence.contains("includes zero; about ")
+                    && f.evidence
+                        .contains(" requests per level would show a 10 % difference"),
+                "{f:?}"
+            );
+        }
+    }
+    assert!(untold >= 10, "{untold} of 40 seeds untold");
+    // No difference at all (both levels 300 ms through the same noise): the point medians
+    // often pass ×1.5 by chance, yet a bend is almost never stated.
+    let (mut fired, mut claimed) = (0, 0);
+    for seed in 0..40 {
+        let mut rng = fastrand::Rng::with_seed(1000 + seed);
+        let r = sweep_of(
+            "concurrency_sweep",
+            &[(1.0, 300.0, 20.0), (4.0, 300.0, 20.0)],
+            5,
+            |v| {
+                if v >= 100.0 {
+                    v * ((rng.f64() - 0.5) * 2.0).exp()
+                } else {
+                    v
+                }
+            },
+        );
+        if let Some(f) = get(&r, "knee") {
+            fired += 1;
+            claimed += usize::from(f.title == "Latency bends under load");
+        }
+    }
+    assert!(
+        fired >= 3 && claimed <= 2,
+        "{claimed} of {fired} chance knees claimed"
+    );
 }
 
 #[test]

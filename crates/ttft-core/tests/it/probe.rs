@@ -62,12 +62,17 @@ fn the_probe_is_the_headline_and_its_ttft_is_placed_on_the_load() {
         .iter()
         .find(|f| f.id == "probe_under_load")
         .expect("the finding");
+    assert_eq!(
+        probe.title,
+        "The probe's TTFT rose from 75.0 ms at ≤3 in flight to 275 ms at ≥7 in flight (×3.7): per request by 150 ms (95 % interval 150–200 ms)"
+    );
+    // Each band's median with its interval.
     assert!(
-        probe.title.starts_with(
-            "The probe's TTFT rose from 75.0 ms at ≤3 in flight to 275 ms at ≥7 in flight (×3.7)"
-        ),
+        probe
+            .evidence
+            .starts_with("probe P50 TTFT 75.0 ms (95 % interval 75.0–125 ms) over its 8 requests"),
         "{}",
-        probe.title
+        probe.evidence
     );
     assert!(
         probe
@@ -101,10 +106,9 @@ fn a_flat_probe_holds_and_too_few_probes_say_nothing() {
         .iter()
         .find(|f| f.id == "probe_under_load")
         .expect("the finding");
-    assert!(
-        probe.title.starts_with("The probe's TTFT held under load"),
-        "{}",
-        probe.title
+    assert_eq!(
+        probe.title,
+        "The probe's TTFT held under load: 80.0 ms at ≤3 in flight, 80.0 ms at ≥7; per request the difference is 0.00 ms (95 % interval 0.00–0.00 ms), not a ×1.5 rise"
     );
     let merged = merge_files(
         &files(|l| f64::from(l) * 100.0, 5),
@@ -123,6 +127,61 @@ fn a_flat_probe_holds_and_too_few_probes_say_nothing() {
             .ttft_by_load
             .is_empty()
     );
+}
+
+/// The same means as the rising probe above (50 + 25 ms per load request in flight), each
+/// TTFT times e^u with u uniform in ±1.2 (seeded).
+fn noisy(seed: u64, probes: u32) -> ttft_core::Report {
+    let rng = std::cell::RefCell::new(fastrand::Rng::with_seed(seed));
+    let ttft = |load: u32| {
+        let u = (rng.borrow_mut().f64() - 0.5) * 2.4;
+        (50.0 + 25.0 * f64::from(load)) * u.exp()
+    };
+    merge_files(&files(ttft, probes), &MergeOptions::default())
+        .unwrap()
+        .report
+}
+
+#[test]
+fn a_noisy_probe_with_few_requests_claims_no_rise() {
+    // Nine probe requests, three a third: no interval, so no rise, whatever the medians.
+    for seed in 0..10 {
+        let r = noisy(seed, 9);
+        let f = diagnose(&r, &r.aggregates());
+        let probe = f.iter().find(|f| f.id == "probe_under_load").unwrap();
+        assert!(
+            probe
+                .title
+                .starts_with("Cannot tell yet whether the probe's TTFT rises under load: ")
+                && probe
+                    .title
+                    .ends_with("; too few requests for an interval: at least 4 per band"),
+            "{}",
+            probe.title
+        );
+    }
+    // Twelve (four a third): a rise is stated only with its interval; otherwise the finding
+    // says how many probe requests per third would tell.
+    let mut untold = 0;
+    for seed in 0..20 {
+        let r = noisy(seed, 12);
+        let f = diagnose(&r, &r.aggregates());
+        let probe = f.iter().find(|f| f.id == "probe_under_load").unwrap();
+        if probe.title.contains(" rose ") {
+            assert!(probe.title.contains("(95 % interval "), "{}", probe.title);
+        } else {
+            untold += 1;
+            assert!(
+                probe.title.starts_with("Cannot tell yet")
+                    && probe
+                        .title
+                        .contains(" requests per band would show a 10 % difference"),
+                "{}",
+                probe.title
+            );
+        }
+    }
+    assert!(untold >= 10, "{untold} of 20 untold");
 }
 
 #[test]

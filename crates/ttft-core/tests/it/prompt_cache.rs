@@ -10,7 +10,7 @@ use ttft_core::report::{PromptCache, Report};
 use ttft_core::run_stats::RunStats;
 use ttft_core::scenario::{Conversation, ScenarioConfig, ScenarioKind, is_conversation_id};
 use ttft_core::timeline::RequestRecorder;
-use ttft_fixtures::prompt_cache::{cached_conversation, conversation, timeline};
+use ttft_fixtures::prompt_cache::{cached_conversation, conversation, round_request, timeline};
 
 fn metrics(body: &str) -> RequestMetrics {
     RequestMetrics::compute(&timeline(&[(1.0, body)]), &MetricsConfig::default())
@@ -182,6 +182,14 @@ fn ttft_growing_with_a_conversation_the_cache_missed_is_a_warning() {
         "{}",
         f.evidence
     );
+    // One conversation has a request a round: no interval, which the evidence says.
+    assert!(
+        f.evidence.ends_with(
+            "(fitted over 4 requests); too few requests for an interval: at least 4 per round, so the growth rests on the fit alone"
+        ),
+        "{}",
+        f.evidence
+    );
     assert!(f.advice.contains("--enable-prefix-caching") && f.advice.contains("cache_prompt"));
     // The server reports nothing at all: the same growth is the only evidence.
     let f = finding(&growing([None; 4]), "prompt_cache_missed").expect("fires");
@@ -296,4 +304,39 @@ fn cached_tokens_survive_report_files() {
     }
     let old = ttft_core::report::read_value(v).unwrap();
     assert_eq!(old.aggregates().prompt_cache, None);
+}
+
+#[test]
+fn many_conversations_compare_the_last_round_with_the_first_per_request() {
+    // Five conversations of three rounds, prefilled from scratch every round: TTFT 0.5 ms a
+    // prompt token, plus a little spread between conversations.
+    let rounds = |spread: &dyn Fn(u32) -> f64| {
+        let mut requests = Vec::new();
+        for c in 0..5u32 {
+            for round in 1..=3u32 {
+                let prompt = 1500 + 100 * u64::from(round);
+                let ttft = 0.5 * prompt as f64 + spread(c);
+                requests.push(round_request(c * 3 + round, round, ttft, prompt, Some(0)));
+            }
+        }
+        Report::new(
+            "cache",
+            ttft_core::report::EndpointInfo::default(),
+            "multi_turn",
+        )
+        .with_requests(requests)
+    };
+    let r = rounds(&|c| f64::from(c) * 5.0);
+    let f = finding(&r, "prompt_cache_missed").expect("fires");
+    assert!(
+        f.evidence.ends_with(
+            "the last round's TTFT is higher than the first's, per request by 100 ms (95 % interval 85.0–115 ms)"
+        ),
+        "{}",
+        f.evidence
+    );
+    // The conversations spread far wider than the rounds grow: neither the fit (r²) nor the
+    // rounds tell growth from noise, and no warning is written.
+    let r = rounds(&|c| f64::from(c) * 400.0);
+    assert!(finding(&r, "prompt_cache_missed").is_none());
 }

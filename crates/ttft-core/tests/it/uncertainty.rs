@@ -458,3 +458,24 @@ fn large_identical_runs_are_rarely_called_different() {
         );
     }
 }
+
+#[test]
+fn the_requests_to_clear_a_target_are_the_fewest_whose_interval_would() {
+    use ttft_core::uncertainty::proportion::{clears, requests_to_clear};
+    // 93 % of 200 straddles 90 %; the search's size clears it, and one fewer does not.
+    let n = requests_to_clear(186, 200, 0.9, 0.95).unwrap();
+    let at = |m: usize| clears((0.93 * m as f64).round() as usize, m, 0.9, 0.95);
+    assert_eq!(at(200), None);
+    assert_eq!(at(n), Some(true));
+    assert_eq!(at(n - 1), None, "{n}");
+    // Below the target: its upper bound falls under it.
+    let n = requests_to_clear(3, 4, 0.9, 0.95).unwrap();
+    assert_eq!(
+        clears((0.75 * n as f64).round() as usize, n, 0.9, 0.95),
+        Some(false)
+    );
+    // A share on the target, or every request against a target of every request: never.
+    assert_eq!(requests_to_clear(9, 10, 0.9, 0.95), None);
+    assert_eq!(requests_to_clear(10, 10, 1.0, 0.95), None);
+    assert_eq!(requests_to_clear(0, 0, 0.9, 0.95), None);
+}
