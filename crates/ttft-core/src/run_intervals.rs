@@ -126,6 +126,10 @@ pub struct RunSamples {
     /// Per value, `(pair, value)` of the successful requests that carry a pair index
     /// (interleaved runs), ascending by pair.
     pairs: Vec<(PerRequest, Vec<(u32, f64)>)>,
+    /// The run was opened from a share link that left out the per-gap timings of some requests
+    /// ([`crate::report::SharedFrom::headline`]): its gaps are not the run's, so its ITL has
+    /// no samples, hence no interval and no difference.
+    pub gaps_left_out: bool,
 }
 
 impl RunSamples {
@@ -157,9 +161,10 @@ impl RunSamples {
                 }
             }
         }
+        let gaps_left_out = report.shared.as_ref().is_some_and(|s| s.headline.is_some());
         let mut gaps = Vec::new();
         let mut spans = Vec::with_capacity(ok.len());
-        for r in &ok {
+        for r in ok.iter().filter(|_| !gaps_left_out) {
             let a = gaps.len();
             r.metrics.extend_per_token_itl(&mut gaps);
             spans.push((a, gaps.len()));
@@ -173,6 +178,7 @@ impl RunSamples {
             good: (agg.goodput * reqs.len() as f64).round() as usize,
             reading: (agg.experience.reading_requests, agg.experience.with_waits),
             pairs: Vec::new(),
+            gaps_left_out,
         }
     }
 
