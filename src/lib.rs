@@ -23,6 +23,7 @@ use leptos::prelude::*;
 use reactive_stores::Store;
 
 use components::compare::CompareView;
+use components::confidence_settings::ConfidenceSettings;
 use components::endpoint_panel::EndpointPanel;
 use components::guide::{Guide, ReaderBar};
 use components::offline::{OfflineNotice, UpdateBanner};
@@ -62,6 +63,7 @@ pub fn App() -> impl IntoView {
         state: Store::new(actions::studio::initial_state()),
         endpoint: Store::new(actions::settings::load_endpoint().unwrap_or_default()),
         scenario: Store::new(browser::storage::load_scenario().unwrap_or_default()),
+        confidence: RwSignal::new(browser::storage::load_confidence().unwrap_or_default()),
         handle: StoredValue::new_local(None),
         view_parts: components::report_view::load_view_parts,
     };
@@ -95,6 +97,7 @@ pub fn App() -> impl IntoView {
                 <ReaderBar />
                 <RunControls />
                 <Guide />
+                <ConfidenceSettings />
                 <CompareView />
                 <ReportView />
             </section>

@@ -371,6 +371,9 @@ pub struct Studio {
     pub endpoint: Store<EndpointConfig>,
     /// Scenario settings: the scenario panel binds their fields ([`ScenarioConfigStoreFields`]).
     pub scenario: Store<ScenarioConfig>,
+    /// The confidence level of every interval shown or exported, and the relative difference
+    /// the "requests per side" advice is for (kept on this device).
+    pub confidence: RwSignal<ttft_core::differences::Confidence>,
     /// Cancels the live run.
     pub handle: StoredValue<Option<RunHandle>, LocalStorage>,
     /// Loads the report views' code before a run sends anything (`actions::run::load_run_parts`).

@@ -799,3 +799,189 @@ async fn an_ab_run_is_set_up_with_its_arms_and_repeats_and_holds_no_secret() {
     storage::save_scenario(&ttft_core::scenario::ScenarioConfig::default());
     ttft_studio::actions::settings::save_endpoint(&EndpointConfig::default());
 }
+
+#[wasm_bindgen_test]
+fn the_confidence_setting_is_kept_and_brought_into_range() {
+    use ttft_core::differences::Confidence;
+    storage::save_confidence(&Confidence {
+        level: 0.9,
+        detect: 0.05,
+    });
+    assert_eq!(
+        storage::load_confidence(),
+        Some(Confidence {
+            level: 0.9,
+            detect: 0.05
+        })
+    );
+    // A hand-edited entry out of range comes back in range.
+    storage::save_confidence(&Confidence {
+        level: 1.5,
+        detect: 7.0,
+    });
+    let c = storage::load_confidence().unwrap();
+    assert_eq!(
+        (c.level, c.detect),
+        (ttft_core::uncertainty::LEVEL_RANGE.1, 1.0)
+    );
+    storage::save_confidence(&Confidence::default());
+}
+
+/// `n` requests whose first token comes `shift` ms later than [`requests`]'.
+fn shifted(n: usize, shift: f64) -> Vec<RequestRecord> {
+    let cfg = MetricsConfig::default();
+    (0..n)
+        .map(|i| {
+            let at = i as f64 + shift;
+            let mut rec = RequestRecorder::new(0.0, None, None);
+            rec.on_headers(10.0, 200, Some("text/event-stream"));
+            rec.on_read(
+                50.0 + at,
+                b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" Hello\"}}]}\n\n",
+            );
+            rec.on_read(
+                62.5 + at,
+                b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there.\"}}]}\n\ndata: [DONE]\n\n",
+            );
+            let tl = rec.finish(63.0 + at);
+            RequestRecord::from_timeline(i as u32, "c=1".into(), Some(1.0), &tl, &cfg)
+        })
+        .collect()
+}
+
+/// The compare table's TTFT P50 row: each run's cell carries its interval, the second run's
+/// difference from the first its interval, relative size and mark; a run 40 ms slower on 60
+/// requests each is told from noise and the faster run is highlighted as best.
+#[wasm_bindgen_test]
+fn compare_cells_carry_intervals_and_told_differences() {
+    use ttft_core::compare::compare_reports;
+    use ttft_core::differences::Confidence;
+    let report = |title: &str, shift: f64| {
+        Report::new(title, EndpointInfo::default(), "chat")
+            .with_settings(serde_json::json!({}))
+            .with_requests(shifted(60, shift))
+    };
+    let (a, b) = (report("a", 0.0), report("b", 40.0));
+    let (_, samples, cmp) = compare_reports(&["a", "b"], &[&a, &b], Confidence::default());
+    let row = cmp
+        .rows
+        .iter()
+        .find(|r| r.metric == "TTFT P50")
+        .unwrap()
+        .clone();
+    let root = doc().create_element("table").unwrap();
+    doc().body().unwrap().append_child(&root).unwrap();
+    let handle = leptos::mount::mount_to(root.clone().unchecked_into(), move || {
+        ttft_studio::components::compare_table::row_view(&row, &samples, "a", Confidence::default())
+    });
+    let cells = root
+        .query_selector_all("[data-testid=compare-cell]")
+        .unwrap();
+    assert_eq!(cells.length(), 2);
+    let attr = |i: u32, name: &str| {
+        cells
+            .item(i)
+            .unwrap()
+            .unchecked_into::<web_sys::Element>()
+            .get_attribute(name)
+    };
+    let num = |s: Option<String>| s.unwrap().parse::<f64>().unwrap();
+    assert!(num(attr(0, "data-lo")) < num(attr(0, "data-hi")));
+    assert_eq!(attr(1, "data-run").as_deref(), Some("1"));
+    assert_eq!(attr(1, "data-different").as_deref(), Some("true"));
+    assert!(attr(0, "class").unwrap().contains("best"));
+    assert!(attr(0, "class").unwrap().contains("told"));
+    let diff = root
+        .query_selector("[data-testid=compare-diff]")
+        .unwrap()
+        .unwrap();
+    let d = |name: &str| diff.get_attribute(name).unwrap().parse::<f64>().unwrap();
+    assert!(d("data-lo") > 0.0 && d("data-lo") <= 40.0 && d("data-hi") >= 40.0);
+    assert!(d("data-rel-lo") > 0.0);
+    let text = diff.text_content().unwrap();
+    assert!(
+        text.starts_with("+40.0 ms [+") && text.ends_with('≠'),
+        "{text}"
+    );
+    drop(handle);
+    root.remove();
+}
+
+/// A saved run's headline tiles get their intervals once it is drawn: the TTFT P50 tile's
+/// range and tooltip, at the level chosen in the confidence line (a lower level, a narrower
+/// interval); a P99 of 60 requests says how many it needs.
+#[wasm_bindgen_test]
+async fn headline_tiles_show_intervals_at_the_chosen_level() {
+    storage::clear_all().await.unwrap();
+    storage::save_confidence(&ttft_core::differences::Confidence::default());
+    let saved = SavedRun {
+        id: RunId(1),
+        report: Report::new("sixty requests", EndpointInfo::default(), "chat")
+            .with_settings(serde_json::json!({}))
+            .with_requests(requests(60))
+            .into(),
+    };
+    save(&saved, 1, 2).await;
+    let root = doc().create_element("div").unwrap();
+    doc().body().unwrap().append_child(&root).unwrap();
+    let handle = leptos::mount::mount_to(root.clone().unchecked_into(), ttft_studio::App);
+    let tile = || {
+        doc()
+            .query_selector(".figure:has([data-testid=ttft-p50])")
+            .unwrap()
+    };
+    wait_for("the TTFT P50 tile's interval", || {
+        tile().is_some_and(|t| t.get_attribute("data-lo").is_some())
+    })
+    .await;
+    let t = tile().unwrap();
+    let width = |t: &web_sys::Element| {
+        let n = |a: &str| t.get_attribute(a).unwrap().parse::<f64>().unwrap();
+        n("data-hi") - n("data-lo")
+    };
+    let wide = width(&t);
+    assert!(
+        t.get_attribute("title").unwrap().contains("95 % interval"),
+        "{:?}",
+        t.get_attribute("title")
+    );
+    assert!(count("[data-testid=tile-interval]") > 0);
+    // The value itself stays what it was (the e2e suites read it).
+    assert!(text_of("[data-testid=ttft-p50]").ends_with("ms"));
+    let p95 = doc()
+        .query_selector(".figure:has([data-testid=ttft-p95])")
+        .unwrap()
+        .unwrap();
+    assert!(p95.get_attribute("data-needs").is_some());
+    assert!(
+        p95.get_attribute("title")
+            .unwrap()
+            .contains("requests for an interval")
+    );
+    // 80 %: narrower.
+    let select: web_sys::HtmlSelectElement = doc()
+        .query_selector("[data-testid=confidence-level]")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    select.set_value("0.8");
+    select
+        .dispatch_event(&web_sys::Event::new("change").unwrap())
+        .unwrap();
+    wait_for("a narrower interval at 80 %", || {
+        tile().is_some_and(|t| width(&t) < wide)
+    })
+    .await;
+    assert!(
+        tile()
+            .unwrap()
+            .get_attribute("title")
+            .unwrap()
+            .contains("80 % interval")
+    );
+    assert_eq!(storage::load_confidence().unwrap().level, 0.8);
+    storage::save_confidence(&ttft_core::differences::Confidence::default());
+    drop(handle);
+    root.remove();
+    storage::clear_all().await.unwrap();
+}

@@ -1,7 +1,8 @@
-//! A run's files, built on click and downloaded: the report as JSON or CSV, its timeline
-//! (every request's raw bytes and times, in the format Locust's workers write), llm-d Benchmark
-//! Reports (one per load point), and a `locustfile.py` of the current settings for more load
-//! than one browser.
+//! A run's files, built on click and downloaded: the report as JSON or CSV, its summary (every
+//! headline figure with its interval at the user's confidence level, recomputed: the report
+//! file keeps none), its timeline (every request's raw bytes and times, in the format Locust's
+//! workers write), llm-d Benchmark Reports (one per load point), and a `locustfile.py` of the
+//! current settings for more load than one browser.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -118,4 +119,24 @@ lazy_part! {
     ) -> Result<String, ttft_core::locust::LocustError> {
         ttft_core::locust::locustfile(&target, &scenario, &run)
     }
+}
+
+/// Downloads the run's summary as CSV: one row of every headline figure with its interval at
+/// `level`, or the requests it needs for one ([`ttft_core::summary_file::summary_csv`]).
+pub fn export_summary_csv(report: &Report, level: f64) {
+    download(
+        &format!("{}-summary.csv", file_stem(report)),
+        "text/csv",
+        &ttft_core::summary_file::summary_csv(report, level),
+    );
+}
+
+/// Downloads the run's summary as JSON, with its `intervals` object at `level`
+/// ([`ttft_core::summary_file::summary_json`]).
+pub fn export_summary_json(report: &Report, level: f64) {
+    download(
+        &format!("{}-summary.json", file_stem(report)),
+        "application/json",
+        &ttft_core::summary_file::summary_json(report, level),
+    );
 }

@@ -1,11 +1,13 @@
 //! The settings: the endpoint's (kept on this device with its secrets only when the user opts
 //! in), the scenario's, and the reader, deadlines and SLO set a run is scored with. Changing
 //! the last two rescores the shown run ([`set_experience`], [`set_slo`]) and holds new runs to
-//! them. [`test_connection`] asks the endpoint for its models.
+//! them. [`set_confidence`] sets the level every interval is shown at. [`test_connection`] asks
+//! the endpoint for its models.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use ttft_core::differences::Confidence;
 use ttft_core::experience::{ExperienceConfig, ExperienceConfigError};
 use ttft_core::report::Report;
 use ttft_core::request::HeaderLineError;
@@ -83,6 +85,14 @@ pub enum ConnectionError {
 pub async fn test_connection(endpoint: EndpointConfig) -> Result<Vec<String>, ConnectionError> {
     let headers = endpoint.secret_headers()?;
     Ok(list_models(&endpoint.effective_base(), &headers).await?)
+}
+
+/// Shows and exports every interval at another confidence level, and the advice on requests per
+/// side for another difference to detect (brought into range first); kept on this device.
+pub fn set_confidence(studio: Studio, confidence: Confidence) {
+    let confidence = storage::sane_confidence(confidence);
+    storage::save_confidence(&confidence);
+    studio.confidence.set(confidence);
 }
 
 /// Holds the shown run to another SLO set: its report keeps the set (saved again when stored)

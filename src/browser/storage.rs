@@ -45,6 +45,8 @@ const SCENARIO: &str = "ttft-studio.scenario";
 const SLO: &str = "ttft-studio.slo";
 /// Key of the reader and fluidity deadlines new runs are scored with.
 const EXPERIENCE: &str = "ttft-studio.experience";
+/// Key of the confidence level and the difference to detect every interval is shown with.
+const CONFIDENCE: &str = "ttft-studio.confidence";
 
 /// The IndexedDB database of saved runs.
 pub const DB_NAME: &str = "ttft-studio";
@@ -771,4 +773,31 @@ pub fn load_experience() -> Option<ttft_core::experience::ExperienceConfig> {
 /// Remembers the reader and deadlines for new runs.
 pub fn save_experience(cfg: &ttft_core::experience::ExperienceConfig) {
     save_setting(EXPERIENCE, cfg);
+}
+
+/// The confidence level and the relative difference to detect the user chose; a stored value
+/// out of range is brought into it ([`ttft_core::uncertainty::sane_level`], 0.1–100 %).
+pub fn load_confidence() -> Option<ttft_core::differences::Confidence> {
+    load_setting::<ttft_core::differences::Confidence>(CONFIDENCE).map(sane_confidence)
+}
+
+/// Remembers the confidence level and the difference to detect.
+pub fn save_confidence(c: &ttft_core::differences::Confidence) {
+    save_setting(CONFIDENCE, c);
+}
+
+/// `c` with its level in [`ttft_core::uncertainty::LEVEL_RANGE`] and its difference to detect
+/// between 0.1 % and 100 % (the default where it is no number).
+pub fn sane_confidence(
+    c: ttft_core::differences::Confidence,
+) -> ttft_core::differences::Confidence {
+    let detect = if c.detect.is_finite() {
+        c.detect.clamp(0.001, 1.0)
+    } else {
+        ttft_core::differences::DEFAULT_DETECT
+    };
+    ttft_core::differences::Confidence {
+        level: ttft_core::uncertainty::sane_level(c.level),
+        detect,
+    }
 }

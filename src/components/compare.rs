@@ -1,11 +1,12 @@
-//! Compare 2–4 runs side by side: the core's comparison (best per metric, by how much, and the
-//! article's lesson: total latency against TTFT and ITL) and the overlaid charts.
+//! Compare 2–4 runs side by side: the core's comparison (best per metric, by how much, each
+//! figure's interval and each run's difference from the first at the user's confidence level,
+//! and the article's lesson: total latency against TTFT and ITL) and the overlaid charts.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use ttft_core::client_health::compare_flag;
-use ttft_core::compare::{Better, Unit, compare_reports, vantage_note, vote_summary};
+use ttft_core::compare::{compare_reports, vantage_note, vote_summary};
 use ttft_core::differences::Confidence;
 use ttft_core::naming::distinguishing_names;
 use ttft_core::report::Report;
@@ -13,7 +14,7 @@ use ttft_core::report::Report;
 use crate::browser::clock::now_ms;
 use crate::components::blind_review::BlindReview;
 use crate::components::charts::ChartGrid;
-use crate::format::{ms, pct, per_s, score};
+use crate::components::compare_table::row_view;
 use crate::state::{RunId, StudioStateStoreFields, use_studio};
 use ttft_core::run_stats::RunStats;
 
@@ -28,32 +29,31 @@ impl PartialEq for Picked {
     }
 }
 
-fn value(unit: Unit, v: Option<f64>) -> String {
-    match unit {
-        Unit::Ms => ms(v),
-        Unit::TokensPerS => per_s(v),
-        Unit::Fraction => v.map_or("—".into(), pct),
-        Unit::Score => score(v),
-    }
-}
-
 lazy_part! {
     /// The comparison of `picked` (two or more runs): the core's table, the votes, one replay per
     /// run and the overlaid charts. Lazy: its code loads when runs are first compared.
-    async fn comparison_of(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyView {
-        comparison_view(picked, reviewing)
+    async fn comparison_of(
+        picked: Vec<Arc<Report>>,
+        reviewing: RwSignal<bool>,
+        confidence: Confidence,
+    ) -> AnyView {
+        comparison_view(picked, reviewing, confidence)
     }
 }
 
 /// [`comparison_of`]'s view (apart, so that rustfmt formats it).
-fn comparison_view(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyView {
+fn comparison_view(
+    picked: Vec<Arc<Report>>,
+    reviewing: RwSignal<bool>,
+    confidence: Confidence,
+) -> AnyView {
     let started = now_ms();
     let picked: Vec<&Report> = picked.iter().map(Arc::as_ref).collect();
     let titles: Vec<&str> = picked.iter().map(|r| r.title.as_str()).collect();
     // Sentences name the runs by what differs between them, not by their full titles.
     let names = distinguishing_names(&picked);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let (aggs, _samples, cmp) = compare_reports(&names, &picked, Confidence::default());
+    let (aggs, samples, cmp) = compare_reports(&names, &picked, confidence);
     let vantages: Vec<(&str, Option<&str>)> = picked
         .iter()
         .zip(&names)
@@ -121,21 +121,12 @@ fn comparison_view(picked: Vec<Arc<Report>>, reviewing: RwSignal<bool>) -> AnyVi
                 <thead><tr><th>"Metric"</th>{names.iter().zip(&titles).map(|(n, t)| view! { <th title=t.to_string()>{n.to_string()}<br/><span class="muted">{t.to_string()}</span></th> }).collect_view()}</tr></thead>
                 <tbody>
                     {cmp.rows.iter().filter(|r| r.values.iter().any(Option::is_some)).map(|row| {
-                        let arrow = match row.better { Better::Lower => "lower is better", Better::Higher => "higher is better" };
-                        view! {
-                            <tr data-metric=row.metric.clone()>
-                                <td title=arrow>{row.metric.clone()}</td>
-                                {row.values.iter().zip(&row.worse_by).enumerate().map(|(i, (v, w))| {
-                                    let is_best = row.best == Some(i);
-                                    let delta = w.map(|w| format!(" ({:+.0} %)", if row.better == Better::Lower { w * 100.0 } else { -w * 100.0 })).unwrap_or_default();
-                                    view! { <td class:best=is_best>{value(row.unit, *v)}{delta}</td> }
-                                }).collect_view()}
-                            </tr>
-                        }
+                        row_view(row, &samples, names[0], cmp.confidence)
                     }).collect_view()}
                     {vote_row}
                 </tbody>
             </table>
+            <p class="muted" data-testid="compare-table-note">{cmp.table_note.clone()}</p>
             <crate::components::replay::Replay records=replays names=replay_names reading=reading />
             <ChartGrid specs=specs file_stem="compare".to_owned() testid="compare-charts" started_ms=started />
         </article>
@@ -204,8 +195,10 @@ pub fn CompareView() -> impl IntoView {
         if picked.len() < 2 {
             return None;
         }
+        // Another level or difference to detect draws the comparison again.
+        let confidence = studio.confidence.get();
         Some(
-            view! { <crate::components::Lazily part=comparison_of(picked, reviewing) what="the comparison" /> },
+            view! { <crate::components::Lazily part=comparison_of(picked, reviewing, confidence) what="the comparison" /> },
         )
     };
     view! {

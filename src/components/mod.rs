@@ -10,6 +10,8 @@ use leptos::prelude::*;
 pub mod blind_review;
 pub mod charts;
 pub mod compare;
+pub mod compare_table;
+pub mod confidence_settings;
 pub mod endpoint_panel;
 pub mod guide;
 pub mod offline;

@@ -6,8 +6,10 @@ use leptos::prelude::*;
 use ttft_core::diagnosis::{Severity, diagnose_with};
 use ttft_core::experience::{DeadlineConfig, ExperienceSummary, ReadingConfig};
 use ttft_core::report::{Aggregates, Report};
+use ttft_core::run_intervals::{Figure as Statistic, RunSamples};
 use ttft_core::server_metrics::ServerSeries;
 use ttft_core::stats::Summary;
+use ttft_core::summary_file::{SummaryRow, SummaryUnit, summary_rows};
 
 use crate::actions::export;
 use crate::actions::links::{SharedLink, share_link};
@@ -36,7 +38,41 @@ fn shown_report() -> Memo<Option<ShownReport>> {
     })
 }
 
-/// One headline figure.
+/// Each headline figure's interval at the user's level, once the run's samples are read (a
+/// complete run's, after paint): what the tiles' tooltips and small ranges say.
+#[derive(Clone, Copy)]
+struct Tiles(Signal<Option<Arc<Vec<SummaryRow>>>>);
+
+/// A tile's interval in words: `95 % interval 780–845 ms from 120 requests`, or why it has
+/// none.
+fn tile_sentence(row: &SummaryRow) -> Option<String> {
+    if let Some((e, i)) = row.estimate.and_then(|e| Some((e, e.interval?))) {
+        let gaps = matches!(row.figure, Some(Statistic::Itl { .. }));
+        return Some(format!(
+            "{:.0} % interval {} from {}{} requests",
+            i.level * 100.0,
+            tile_range(row.unit, i.lo, i.hi),
+            if gaps { "the gaps of " } else { "" },
+            e.n
+        ));
+    }
+    row.no_interval.map(|w| w.describe())
+}
+
+/// An interval in the tile's unit.
+fn tile_range(unit: SummaryUnit, lo: f64, hi: f64) -> String {
+    use ttft_core::compare::Unit;
+    let unit = match unit {
+        SummaryUnit::Ms => Unit::Ms,
+        SummaryUnit::TokensPerS => Unit::TokensPerS,
+        SummaryUnit::Fraction => Unit::Fraction,
+        SummaryUnit::Score => Unit::Score,
+    };
+    crate::components::compare_table::range(unit, lo, hi)
+}
+
+/// One headline figure; with `summary` (a [`SummaryRow`] key) and `tiles`, its interval: in the
+/// tooltip, as `data-lo`/`data-hi`/`data-needs` and, small under the value, `[lo–hi]`.
 #[component]
 fn Figure(
     /// What it is.
@@ -49,8 +85,44 @@ fn Figure(
     /// What it means, in one plain sentence (the tooltip).
     #[prop(optional, into)]
     hint: Option<String>,
+    /// Its row of the run's summary (`ttft_p50`), when it is one of the summary's figures.
+    #[prop(optional)]
+    summary: Option<&'static str>,
+    /// The run's intervals, once read.
+    #[prop(optional)]
+    tiles: Option<Tiles>,
 ) -> impl IntoView {
-    view! { <div class="figure" title=hint><div class="label">{label}</div><div class="value" data-testid=testid>{value}</div></div> }
+    let row = move || {
+        let (key, tiles) = (summary?, tiles?);
+        tiles
+            .0
+            .with(|rows| rows.as_ref()?.iter().find(|r| r.key == key).cloned())
+            .filter(|r| r.value.is_some())
+    };
+    let interval = move || row().and_then(|r| r.estimate?.interval.map(|i| (r.unit, i)));
+    let title = move || {
+        let sure = row().as_ref().and_then(tile_sentence);
+        match (hint.clone(), sure) {
+            (Some(h), Some(s)) => Some(format!("{h}\n{s}")),
+            (h, s) => h.or(s),
+        }
+    };
+    let needs = move || match row()?.no_interval? {
+        ttft_core::summary_file::NoInterval::Needs(n) => Some(n.to_string()),
+        _ => None,
+    };
+    view! {
+        <div class="figure" title=title data-lo=move || interval().map(|(_, i)| i.lo.to_string())
+            data-hi=move || interval().map(|(_, i)| i.hi.to_string()) data-needs=needs>
+            <div class="label">{label}</div>
+            <div class="value" data-testid=testid>{value}</div>
+            {move || interval().map(|(unit, i)| view! {
+                <div class="interval" data-testid="tile-interval" data-lo=i.lo.to_string() data-hi=i.hi.to_string()>
+                    {format!("[{}]", tile_range(unit, i.lo, i.hi))}
+                </div>
+            })}
+        </div>
+    }
 }
 
 fn p(s: Option<Summary>, f: fn(&Summary) -> f64) -> Option<f64> {
@@ -68,6 +140,8 @@ fn Headline(
     reading: ReadingConfig,
     /// The deadlines the fluidity figures use.
     deadlines: DeadlineConfig,
+    /// Each figure's interval, once read.
+    tiles: Tiles,
 ) -> impl IntoView {
     let errors: usize = agg.errors.values().sum();
     let first_token_hint = match agg.tool_call_first {
@@ -80,26 +154,26 @@ fn Headline(
     let scored_of = agg.count.saturating_sub(errors);
     view! {
         <div class="figures" data-testid="headline">
-            <Figure label="First byte P50" value=ms(p(agg.ttfb, |s| s.p50)) testid="ttfb-p50"
+            <Figure label="First byte P50" value=ms(p(agg.ttfb, |s| s.p50)) testid="ttfb-p50" summary="ttfb_p50" tiles=tiles
                 hint="When the response headers arrived: the server took the request, no text yet." />
-            <Figure label="First token P50 (any kind)" value=ms(p(agg.ttft, |s| s.p50)) testid="ttft-p50" hint=first_token_hint />
-            <Figure label="First answer token P50" value=ms(p(agg.first_answer, |s| s.p50)) testid="first-answer-p50"
+            <Figure label="First token P50 (any kind)" value=ms(p(agg.ttft, |s| s.p50)) testid="ttft-p50" summary="ttft_p50" tiles=tiles hint=first_token_hint />
+            <Figure label="First answer token P50" value=ms(p(agg.first_answer, |s| s.p50)) testid="first-answer-p50" summary="first_answer_p50" tiles=tiles
                 hint="When the first answer text arrived, after any reasoning (a turn that only calls tools has none)." />
-            <Figure label="Meaningful first token P50" value=ms(p(agg.meaningful, |s| s.p50)) testid="meaningful-p50"
+            <Figure label="Meaningful first token P50" value=ms(p(agg.meaningful, |s| s.p50)) testid="meaningful-p50" summary="meaningful_p50" tiles=tiles
                 hint="When the first answer text past openers like “Sure! Here's” arrived: the first word that says something." />
-            <Figure label="TTFT P95" value=ms(p(agg.ttft, |s| s.p95)) testid="ttft-p95" />
-            <Figure label="ITL P50" value=ms(p(agg.itl, |s| s.p50)) testid="itl-p50" />
-            <Figure label="ITL P95" value=ms(p(agg.itl, |s| s.p95)) testid="itl-p95" />
-            <Figure label="ITL P99" value=ms(p(agg.itl, |s| s.p99)) testid="itl-p99" />
-            <Figure label="TPOT P50" value=ms(p(agg.tpot, |s| s.p50)) testid="tpot-p50" />
-            <Figure label="E2E P50" value=ms(p(agg.e2e, |s| s.p50)) testid="e2e-p50" />
-            <Figure label="Decode rate P50" value=per_s(p(agg.tokens_per_s, |s| s.p50)) testid="tokens-per-s" />
-            <Figure label="Time to valid JSON P50" value=ms(p(agg.json_valid, |s| s.p50)) testid="json-valid-p50" />
-            <Figure label="Goodput" value=pct(agg.goodput) testid="goodput" />
-            <Figure label="Errors" value=format!("{errors} / {}", agg.count) testid="errors" />
+            <Figure label="TTFT P95" value=ms(p(agg.ttft, |s| s.p95)) testid="ttft-p95" summary="ttft_p95" tiles=tiles />
+            <Figure label="ITL P50" value=ms(p(agg.itl, |s| s.p50)) testid="itl-p50" summary="itl_p50" tiles=tiles />
+            <Figure label="ITL P95" value=ms(p(agg.itl, |s| s.p95)) testid="itl-p95" summary="itl_p95" tiles=tiles />
+            <Figure label="ITL P99" value=ms(p(agg.itl, |s| s.p99)) testid="itl-p99" summary="itl_p99" tiles=tiles />
+            <Figure label="TPOT P50" value=ms(p(agg.tpot, |s| s.p50)) testid="tpot-p50" summary="tpot_p50" tiles=tiles />
+            <Figure label="E2E P50" value=ms(p(agg.e2e, |s| s.p50)) testid="e2e-p50" summary="e2e_p50" tiles=tiles />
+            <Figure label="Decode rate P50" value=per_s(p(agg.tokens_per_s, |s| s.p50)) testid="tokens-per-s" summary="decode_rate_p50" tiles=tiles />
+            <Figure label="Time to valid JSON P50" value=ms(p(agg.json_valid, |s| s.p50)) testid="json-valid-p50" summary="json_valid_p50" tiles=tiles />
+            <Figure label="Goodput" value=pct(agg.goodput) testid="goodput" summary="goodput" tiles=tiles />
+            <Figure label="Errors" value=format!("{errors} / {}", agg.count) testid="errors" summary="error_rate" tiles=tiles />
             {agg.server_per_token.map(|s| view! { <Figure label="Server decode/token P50 (reported)" value=ms(Some(s.p50)) testid="server-per-token" /> })}
             {agg.server_prefill.map(|s| view! { <Figure label="Server prefill P50 (reported)" value=ms(Some(s.p50)) testid="server-prefill" /> })}
-            {move || view! { <ExperienceFigures experience=experience.get() scored_of=scored_of reading=reading deadlines=deadlines /> }}
+            {move || view! { <ExperienceFigures experience=experience.get() scored_of=scored_of reading=reading deadlines=deadlines tiles=tiles /> }}
         </div>
     }
 }
@@ -115,6 +189,8 @@ fn ExperienceFigures(
     reading: ReadingConfig,
     /// The deadlines the fluidity figures use.
     deadlines: DeadlineConfig,
+    /// Each figure's interval, once read.
+    tiles: Tiles,
 ) -> impl IntoView {
     let pending = experience.is_none();
     let e = experience.unwrap_or_default();
@@ -136,17 +212,17 @@ fn ExperienceFigures(
     };
     let value = |v: String| if pending { "…".to_owned() } else { v };
     view! {
-        <Figure label=qoe_label value=value(score(e.qoe_p50)) testid="qoe-p50"
+        <Figure label=qoe_label value=value(score(e.qoe_p50)) testid="qoe-p50" summary="qoe_p50" tiles=tiles
             hint=format!("How well a reader at {} words/s, expecting the first word at {}, keeps up with the expected pace: 1 is never held back, lower is more time waiting for text (median request).", reading.words_per_s, ms(Some(reading.expected_ttft_ms))) />
-        <Figure label="Reading QoE P10" value=value(score(e.qoe_p10)) testid="qoe-p10"
+        <Figure label="Reading QoE P10" value=value(score(e.qoe_p10)) testid="qoe-p10" summary="qoe_p10" tiles=tiles
             hint="The same reading score for the worse requests: 90 % of requests score at least this." />
-        <Figure label="Requests with reader waits" value=value(waits) testid="reader-waits"
+        <Figure label="Requests with reader waits" value=value(waits) testid="reader-waits" summary="reader_waits" tiles=tiles
             hint=format!("Requests where the reader caught up with the text and sat with nothing new to read for {} or more.", ms(Some(reading.min_wait_ms))) />
-        <Figure label="Longest reader wait" value=value(longest_wait) testid="reader-wait-longest"
+        <Figure label="Longest reader wait" value=value(longest_wait) testid="reader-wait-longest" summary="longest_reader_wait" tiles=tiles
             hint="The longest time a reader sat with everything read and nothing new arriving, after the first word." />
-        <Figure label="Fluidity P99 miss rate" value=value(e.fluidity_p99_miss_rate.map_or("—".into(), pct)) testid="fluidity-p99"
+        <Figure label="Fluidity P99 miss rate" value=value(e.fluidity_p99_miss_rate.map_or("—".into(), pct)) testid="fluidity-p99" summary="fluidity_miss_p99" tiles=tiles
             hint=format!("99 % of requests miss at most this share of their token deadlines (the first token by {}, then one every {}, early tokens banking time).", ms(Some(deadlines.first_token_ms)), ms(Some(deadlines.gap_ms))) />
-        <Figure label="Fluid token rate" value=value(per_s(e.fluid_token_rate)) testid="fluid-token-rate"
+        <Figure label="Fluid token rate" value=value(per_s(e.fluid_token_rate)) testid="fluid-token-rate" summary="fluid_token_rate" tiles=tiles
             hint=format!("The fastest steady pace in tokens per second that {:.0} % of requests keep while missing at most {:.0} % of their deadlines.", deadlines.fluid_share * 100.0, (1.0 - deadlines.fluid_target) * 100.0) />
     }
 }
@@ -238,6 +314,11 @@ fn ShareBox(
         let report = Arc::clone(report);
         move |_| export(&report)
     };
+    // The summary at the level chosen when clicked.
+    let summary = |export: fn(&Report, f64), report: &Arc<Report>| {
+        let report = Arc::clone(report);
+        move |_| export(&report, studio.confidence.get_untracked().level)
+    };
     // llm-d Benchmark Reports v0.2, one file per load point, built on click.
     let export_llmd = {
         let report = Arc::clone(&report);
@@ -256,6 +337,12 @@ fn ShareBox(
             <button class="link" data-testid="export-json" on:click=on(export::export_json, &report)>"Export JSON"</button>
             " · "
             <button class="link" data-testid="export-csv" on:click=on(export::export_csv, &report)>"Export CSV"</button>
+            " · "
+            <button class="link" data-testid="export-summary-csv" on:click=summary(export::export_summary_csv, &report)
+                title="Every headline figure with its interval at the chosen confidence level (or the requests it needs for one), one row">"Summary CSV"</button>
+            " · "
+            <button class="link" data-testid="export-summary-json" on:click=summary(export::export_summary_json, &report)
+                title="Every headline figure with its interval at the chosen confidence level, in an intervals object">"Summary JSON"</button>
             " · "
             <button class="link" data-testid="export-llmd" on:click=export_llmd
                 title="llm-d Benchmark Report v0.2: one file per load point (benchmark_report_v0.2,_….yaml, JSON inside), as llm-d-benchmark's analysis reads them; no API key or header">"llm-d report (v0.2)"</button>
@@ -331,10 +418,13 @@ fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView
     // The server's scrapes are read once for the report's charts, diagnosis and server view
     // (they arrive with the end of the run).
     let server = r.server_series().map(Arc::new);
+    // The CDF bands at the user's level when the run is drawn.
+    let level = use_studio().confidence.get_untracked().level;
     chart_specs.set(ttft_charts::report_charts_before_slo(
         &r,
         &agg,
         server.as_deref(),
+        level,
     ));
     let stem = r.title.replace([' ', ':', '·', '/'], "_");
     let measured = ttft_core::compare::per_token_ms(&agg);
@@ -365,6 +455,41 @@ lazy_part! {
     }
 }
 
+/// The headline's intervals: a complete run's samples are read once, after paint and after
+/// its experience scores (scoring every request again for the per-request reading scores
+/// takes a while on a large run), then each figure's interval follows the user's level. A
+/// live run has none: nothing may delay the stamps of its reads.
+fn tiles_of(
+    r: &Arc<Report>,
+    agg: &Aggregates,
+    complete: bool,
+    experience: RwSignal<Option<ExperienceSummary>>,
+) -> Tiles {
+    let samples = RwSignal::new(None::<Arc<(Aggregates, RunSamples)>>);
+    if complete {
+        let (r, agg) = (Arc::clone(r), agg.clone());
+        // Queued after the experience scores, so they are in by then.
+        fill_after_paint(samples, move || {
+            let mut full = agg;
+            full.experience = experience
+                .try_get_untracked()
+                .flatten()
+                .unwrap_or_else(|| r.experience_summary());
+            let s = RunSamples::of(&r, &full);
+            Arc::new((full, s))
+        });
+    }
+    let confidence = use_studio().confidence;
+    let rows = Memo::new(move |_| {
+        let level = confidence.get().level;
+        samples.with(|s| {
+            s.as_ref()
+                .map(|s| Arc::new(summary_rows(&s.0, &s.1, level)))
+        })
+    });
+    Tiles(rows.into())
+}
+
 /// The report of a run (see [`ReportBody`]).
 fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
     let started = crate::browser::clock::now_ms();
@@ -384,6 +509,7 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
         let r = Arc::clone(&r);
         fill_after_paint(experience, move || r.experience_summary());
     }
+    let tiles = tiles_of(&r, &agg, complete, experience);
     view! {
     <article class="report" data-testid="report">
         <h2 data-testid="report-title">{r.title.clone()}</h2>
@@ -424,7 +550,7 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
                 s.format, s.precision_ms, s.precision_ms / 2.0, s.precision_ms, s.left_out.join("; ")
             )}</p>
         })}
-        <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines />
+        <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines tiles=tiles />
         {complete.then(|| view! { <crate::components::reader_settings::ReaderSettings config=r.experience carried=headline /> })}
         <Groups agg=agg.clone() />
         {r.source_summary.clone().map(|s| view! { <crate::components::source_summary::SourceSummaryTable summary=s /> })}

@@ -7,13 +7,18 @@ use ttft_core::compare::{Comparison, per_token_ms, tokens_visible};
 use ttft_core::report::{Aggregates, Report};
 
 use crate::ChartSpec;
-use crate::style::{base, category_axis, cdf_points, marks, round, title, value_axis, vline, xy};
+use crate::style::{
+    band_caption, base, category_axis, cdf_band, cdf_line_in, legend_of, marks, palette, round,
+    title, value_axis, vline, xy,
+};
 
 /// Points per progress line.
 const PROGRESS_POINTS: usize = 80;
 
-/// The comparison charts: tokens on screen over time (the lesson), TTFT and ITL CDFs overlaid,
-/// headline latencies side by side, and latency per level when every run is a sweep.
+/// The comparison charts: tokens on screen over time (the lesson), TTFT and ITL CDFs overlaid
+/// (TTFT's with each run's DKW band at the comparison's level: requests are independent,
+/// gaps are not), headline latencies side by side, and latency per level when every run is a
+/// sweep.
 pub fn compare_charts(
     titles: &[&str],
     reports: &[&Report],
@@ -22,11 +27,13 @@ pub fn compare_charts(
 ) -> Vec<ChartSpec> {
     let mut out = Vec::new();
     out.extend(progress(titles, aggs, cmp));
+    let level = cmp.confidence.level;
     out.extend(overlay_cdf(
         "cmp-ttft-cdf",
         "TTFT CDF",
         titles,
         reports,
+        Some(level),
         &|r| {
             r.measured()
                 .filter(|q| q.outcome.is_ok())
@@ -34,12 +41,19 @@ pub fn compare_charts(
                 .collect()
         },
     ));
-    let itl = overlay_cdf("cmp-itl-cdf", "Per-token ITL CDF", titles, reports, &|r| {
-        r.measured()
-            .filter(|q| q.outcome.is_ok())
-            .flat_map(|q| q.metrics.per_token_itl())
-            .collect()
-    });
+    let itl = overlay_cdf(
+        "cmp-itl-cdf",
+        "Per-token ITL CDF",
+        titles,
+        reports,
+        None,
+        &|r| {
+            r.measured()
+                .filter(|q| q.outcome.is_ok())
+                .flat_map(|q| q.metrics.per_token_itl())
+                .collect()
+        },
+    );
     out.extend(itl);
     out.push(headline_bars(titles, aggs));
     out.extend(levels(titles, aggs));
@@ -100,37 +114,42 @@ fn progress(titles: &[&str], aggs: &[Aggregates], cmp: &Comparison) -> Option<Ch
     })
 }
 
+/// Each run's CDF of `values`, overlaid; with `band` a level, each line with its DKW band.
 fn overlay_cdf(
     id: &'static str,
     name: &str,
     titles: &[&str],
     reports: &[&Report],
+    band: Option<f64>,
     values: &dyn Fn(&Report) -> Vec<f64>,
 ) -> Option<ChartSpec> {
     let mut chart = base(Trigger::Axis)
         .title(title(name))
         .x_axis(value_axis("ms"))
         .y_axis(value_axis("% at or below").min(0).max(100).scale(false));
-    let mut drawn = 0;
+    let mut names = Vec::new();
     for (i, r) in reports.iter().enumerate() {
         let v = values(r);
         if v.is_empty() {
             continue;
         }
-        drawn += 1;
-        chart = chart.series(
-            Line::new()
-                .name(titles.get(i).copied().unwrap_or("?"))
-                .show_symbol(false)
-                .step(true)
-                .data(cdf_points(&v, 200)),
-        );
+        let (run, color) = (titles.get(i).copied().unwrap_or("?"), palette(i));
+        names.push(run.to_owned());
+        chart = chart.series(cdf_line_in(run, &v, 200, color));
+        for line in band.map_or(Vec::new(), |level| cdf_band(run, &v, 200, level, color)) {
+            chart = chart.series(line);
+        }
     }
+    let drawn = names.len();
+    let note = match band {
+        Some(level) => band_caption(level),
+        None => " No band: the gaps of one request are not independent draws.".to_owned(),
+    };
     (drawn > 0).then(|| ChartSpec {
         id,
         title: name.into(),
-        caption: format!("{drawn} runs overlaid; further left is faster."),
-        chart,
+        caption: format!("{drawn} runs overlaid; further left is faster.{note}"),
+        chart: chart.legend(legend_of(names)),
     })
 }
 

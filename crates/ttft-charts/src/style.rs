@@ -4,9 +4,10 @@ use charming::Chart;
 use charming::component::{Axis, Grid, Legend, Title};
 use charming::datatype::{CompositeValue, DataPoint};
 use charming::element::{
-    AxisType, Color, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant,
-    NameLocation, Tooltip, Trigger,
+    AxisType, Color, ItemStyle, LineStyle, LineStyleType, MarkLine, MarkLineData, MarkLineVariant,
+    NameLocation, Step, Tooltip, Trigger,
 };
+use charming::series::Line;
 
 /// Series colours (colour-blind safe, Okabe–Ito).
 pub const PALETTE: [&str; 6] = [
@@ -96,4 +97,101 @@ pub fn cdf_points(values: &[f64], max_points: usize) -> Vec<DataPoint> {
         .into_iter()
         .chain(points.into_iter().map(|(x, p)| xy(x, p * 100.0)))
         .collect()
+}
+
+/// Series colour `i` of [`PALETTE`].
+pub fn palette(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A CDF line of per-request values in `color`, stepped, its [`cdf_points`] sample above
+/// `max_points` values.
+pub fn cdf_line_in(name: &str, values: &[f64], max_points: usize, color: &str) -> Line {
+    Line::new()
+        .name(name)
+        .show_symbol(false)
+        .step(Step::End)
+        .line_style(LineStyle::new().color(color))
+        .item_style(ItemStyle::new().color(color))
+        .data(cdf_points(values, max_points))
+}
+
+/// The Dvoretzky–Kiefer–Wolfowitz band around the CDF line of `values` at `level`
+/// ([`ttft_core::uncertainty::dkw_epsilon`]): two thin dashed lines in the line's `color`,
+/// `F̂ − ε` and `F̂ + ε` clipped to 0–100 %, at the line's points; named `"{name} · 95 % band"`.
+/// For independent values only (per-request ones, not pooled gaps). None without values.
+pub fn cdf_band(
+    name: &str,
+    values: &[f64],
+    max_points: usize,
+    level: f64,
+    color: &str,
+) -> Vec<Line> {
+    let points = crate::sample::cdf(values, max_points);
+    // ε is of the values behind the line, not of the points it keeps.
+    let n = values.iter().filter(|x| x.is_finite()).count();
+    let (Some(eps), Some(first)) = (
+        ttft_core::uncertainty::dkw_epsilon(n, level),
+        points.first(),
+    ) else {
+        return Vec::new();
+    };
+    let x0 = first.0;
+    let side = |sign: f64| -> Vec<DataPoint> {
+        let start = ttft_core::uncertainty::dkw_band(0.0, eps);
+        std::iter::once(xy(x0, 100.0 * if sign < 0.0 { start.0 } else { start.1 }))
+            .chain(points.iter().map(|(x, f)| {
+                let (lo, hi) = ttft_core::uncertainty::dkw_band(*f, eps);
+                xy(*x, 100.0 * if sign < 0.0 { lo } else { hi })
+            }))
+            .collect()
+    };
+    let label = band_name(name, level);
+    [-1.0, 1.0]
+        .into_iter()
+        .map(|sign| {
+            Line::new()
+                .name(label.as_str())
+                .show_symbol(false)
+                .step(Step::End)
+                .silent(true)
+                .line_style(
+                    LineStyle::new()
+                        .color(color)
+                        .width(1)
+                        .opacity(0.55)
+                        .type_(LineStyleType::Dashed),
+                )
+                .item_style(ItemStyle::new().color(color))
+                .data(side(sign))
+        })
+        .collect()
+}
+
+/// A band's series name: `"TTFT · 95 % band"`.
+pub fn band_name(name: &str, level: f64) -> String {
+    format!("{name} · {} band", level_text(level))
+}
+
+/// A level as the captions say it: `95 %`, `99.5 %`.
+pub fn level_text(level: f64) -> String {
+    let pct = ttft_core::uncertainty::sane_level(level) * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0} %")
+    } else {
+        format!("{pct:.1} %")
+    }
+}
+
+/// The caption's sentence on the bands.
+pub fn band_caption(level: f64) -> String {
+    format!(
+        " Dashed: {} band of the whole curve (DKW): the true curve lies between its lines everywhere at once, at that confidence.",
+        level_text(level)
+    )
+}
+
+/// The legend of a chart with bands: its main lines only (the bands follow their colours).
+pub fn legend_of(names: Vec<String>) -> Legend {
+    Legend::new().bottom(0).data(names)
 }

@@ -162,14 +162,12 @@ fn a_chat_run_draws_distributions_waterfall_position_and_prompt_fit() {
 
     // CDFs end at 100 % and the meaningful line is right of TTFT (openers skipped).
     let cdf = json(find(&charts, "ttft-cdf"));
-    let names: Vec<&str> = cdf["series"]
-        .as_array()
-        .unwrap()
+    let names: Vec<&str> = lines(&cdf)
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["TTFB (headers)", "TTFT", "meaningful first token"]);
-    for s in cdf["series"].as_array().unwrap() {
+    for s in lines(&cdf) {
         assert_eq!(
             s["data"].as_array().unwrap().last().unwrap()[1].as_f64(),
             Some(100.0)
@@ -240,7 +238,7 @@ fn a_concurrency_sweep_marks_thresholds_and_the_knee() {
     assert_eq!(mark_values(&levels["series"][0], "xAxis"), vec![knee, 4.0]);
     // Drawn before the SLO is scored: the knee alone and no goodput, said so; once scored, the
     // load charts alone are what the whole set holds.
-    let before = ttft_charts::report_charts_before_slo(&r, &agg, None);
+    let before = ttft_charts::report_charts_before_slo(&r, &agg, None, 0.95);
     assert_eq!(before.len(), charts.len());
     let early = json(find(&before, "levels"));
     assert_eq!(mark_values(&early["series"][0], "xAxis"), vec![knee]);
@@ -365,7 +363,7 @@ fn multi_turn_and_agent_json_runs_get_their_charts() {
     let spec = find(&charts, "json-valid");
     assert!(spec.caption.contains("3 of 3"), "{}", spec.caption);
     let j = json(spec);
-    let valid_first = j["series"][1]["data"][0][0].as_f64().unwrap();
+    let valid_first = lines(&j)[1]["data"][0][0].as_f64().unwrap();
     assert!((valid_first - agg.json_valid.unwrap().min).abs() < 0.001);
 }
 
@@ -409,6 +407,16 @@ fn coords(series: &Value, axis: usize) -> Vec<f64> {
         .unwrap()
         .iter()
         .map(|p| p[axis].as_f64().unwrap())
+        .collect()
+}
+
+/// A chart's lines without their DKW bands.
+fn lines(chart: &Value) -> Vec<&Value> {
+    chart["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| !s["name"].as_str().unwrap_or("").ends_with(" band"))
         .collect()
 }
 
@@ -459,7 +467,7 @@ fn a_large_run_draws_samples_that_keep_the_cores_figures_and_say_so() {
 
     // CDF lines pass through the same figures (after the leading 0 % point).
     let cdf = json(find(&charts, "ttft-cdf"));
-    assert_keeps_figures(&coords(&cdf["series"][1], 0)[1..], ttft, "TTFT CDF");
+    assert_keeps_figures(&coords(lines(&cdf)[1], 0)[1..], ttft, "TTFT CDF");
     assert!(
         find(&charts, "ttft-cdf")
             .caption
@@ -826,4 +834,99 @@ fn the_prompt_cache_chart_appears_exactly_when_the_server_reported_cached_tokens
             .iter()
             .all(|c| c.id != "prompt-cache")
     );
+}
+
+/// Per-request CDFs carry their DKW band at the chosen level: two dashed lines in the line's
+/// colour, `F̂ ∓ ε` clipped to 0–100 % at the line's own points, with ε from the requests
+/// behind the line (not the points drawn); the legend names the lines only, the caption the
+/// band. Pooled gaps get none, and say why.
+#[test]
+fn per_request_cdfs_carry_their_dkw_band() {
+    let r = varied(400, 6);
+    let agg = r.aggregates();
+    let charts = ttft_charts::report_charts_before_slo(&r, &agg, None, 0.9);
+    let spec = find(&charts, "ttft-cdf");
+    assert!(
+        spec.caption.contains("90 % band of the whole curve (DKW)"),
+        "{}",
+        spec.caption
+    );
+    let j = json(spec);
+    let series = j["series"].as_array().unwrap();
+    let ttft = series.iter().position(|s| s["name"] == "TTFT").unwrap();
+    let (lo, hi) = (&series[ttft + 1], &series[ttft + 2]);
+    assert_eq!(lo["name"], "TTFT · 90 % band");
+    assert_eq!(hi["name"], "TTFT · 90 % band");
+    assert_eq!(lo["lineStyle"]["type"], "dashed");
+    assert_eq!(lo["lineStyle"]["color"], series[ttft]["lineStyle"]["color"]);
+    let eps = 100.0 * ttft_core::uncertainty::dkw_epsilon(400, 0.9).unwrap();
+    let (f, l, h) = (coords(&series[ttft], 1), coords(lo, 1), coords(hi, 1));
+    assert_eq!((f.len(), l.len()), (h.len(), h.len()));
+    for ((f, l), h) in f.iter().zip(&l).zip(&h).skip(1) {
+        assert!((l - (f - eps).max(0.0)).abs() < 0.002, "{l} vs {f} − {eps}");
+        assert!(
+            (h - (f + eps).min(100.0)).abs() < 0.002,
+            "{h} vs {f} + {eps}"
+        );
+    }
+    assert_eq!(
+        coords(&series[ttft], 0),
+        coords(lo, 0),
+        "at the line's points"
+    );
+    let legend: Vec<&str> = j["legend"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().or(n["name"].as_str()).unwrap())
+        .collect();
+    assert_eq!(legend, ["TTFB (headers)", "TTFT", "meaningful first token"]);
+    // Gaps are not independent draws: no band, and the caption says so.
+    let itl = find(&charts, "itl-cdf");
+    assert!(
+        !json(itl)["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"].as_str().unwrap().ends_with(" band"))
+    );
+    assert!(itl.caption.contains("No band"), "{}", itl.caption);
+}
+
+/// The compare view's TTFT CDFs carry each run's band at the comparison's level.
+#[test]
+fn compared_ttft_cdfs_carry_each_runs_band_at_the_comparisons_level() {
+    let (a, b) = (varied(120, 6), varied(80, 6));
+    let confidence = ttft_core::differences::Confidence {
+        level: 0.99,
+        detect: 0.1,
+    };
+    let (aggs, _, cmp) = compare_reports(&["A", "B"], &[&a, &b], confidence);
+    let charts = compare_charts(&["A", "B"], &[&a, &b], &aggs, &cmp);
+    let spec = find(&charts, "cmp-ttft-cdf");
+    assert!(spec.caption.contains("99 % band of the whole curve (DKW)"));
+    let j = json(spec);
+    let names: Vec<&str> = j["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "A",
+            "A · 99 % band",
+            "A · 99 % band",
+            "B",
+            "B · 99 % band",
+            "B · 99 % band"
+        ]
+    );
+    // Fewer requests, a wider band.
+    let width = |i: usize| {
+        let (l, h) = (coords(&j["series"][i], 1), coords(&j["series"][i + 1], 1));
+        l.iter().zip(&h).map(|(l, h)| h - l).fold(0.0, f64::max)
+    };
+    assert!(width(4) > width(1));
 }

@@ -51,6 +51,7 @@ pub mod server_metrics;
 pub mod slo;
 pub mod sse;
 pub mod stats;
+pub mod summary_file;
 pub mod timeline;
 pub mod timeline_file;
 pub mod uncertainty;

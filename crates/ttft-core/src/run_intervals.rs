@@ -137,6 +137,10 @@ pub struct RunSamples {
     seed: u64,
     /// Replicates drawn so far, by figure.
     replicates: Mutex<Vec<(Figure, Arc<Vec<f64>>)>>,
+    /// The run was opened from a share link that left out the per-gap timings of some requests
+    /// ([`crate::report::SharedFrom::headline`]): its gaps are not the run's, so its ITL has
+    /// no samples, hence no interval and no difference.
+    pub gaps_left_out: bool,
 }
 
 impl Clone for RunSamples {
@@ -150,6 +154,7 @@ impl Clone for RunSamples {
             reading: self.reading,
             pairs: self.pairs.clone(),
             seed: self.seed,
+            gaps_left_out: self.gaps_left_out,
             replicates: Mutex::new(
                 self.replicates
                     .lock()
@@ -233,9 +238,10 @@ impl RunSamples {
             })
             .collect();
         pairs.retain(|(_, v)| !v.is_empty());
+        let gaps_left_out = report.shared.as_ref().is_some_and(|s| s.headline.is_some());
         let mut gaps = Vec::new();
         let mut spans = Vec::with_capacity(ok.len());
-        for r in &ok {
+        for r in ok.iter().filter(|_| !gaps_left_out) {
             let a = gaps.len();
             r.metrics.extend_per_token_itl(&mut gaps);
             spans.push((a, gaps.len()));
@@ -257,6 +263,7 @@ impl RunSamples {
             pairs,
             seed,
             replicates: Mutex::new(Vec::new()),
+            gaps_left_out,
         }
     }
 

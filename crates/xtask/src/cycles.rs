@@ -104,8 +104,8 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "roofline",
         ],
     ),
-    // Files and formats: other tools' results, timeline files, llm-d, the locustfile; names of
-    // runs and files; what storage can hold.
+    // Files and formats: other tools' results, timeline files, llm-d, the locustfile, the
+    // summary export; names of runs and files; what storage can hold.
     (
         "io",
         &[
@@ -116,6 +116,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "locust",
             "naming",
             "quota",
+            "summary_file",
         ],
     ),
 ];

@@ -12,7 +12,10 @@ use ttft_core::stats::Summary;
 
 use crate::ChartSpec;
 use crate::sample::{KEEPS_PERCENTILES, histogram, quantile_ranks, sampled_note};
-use crate::style::{THRESHOLD, base, cdf_points, marks, ms, round, title, value_axis, vline, xy};
+use crate::style::{
+    THRESHOLD, band_caption, base, cdf_band, cdf_line_in, cdf_points, legend_of, marks, ms,
+    palette, round, title, value_axis, vline, xy,
+};
 
 /// Points kept per CDF line.
 pub(super) const CDF_POINTS: usize = 200;
@@ -107,6 +110,27 @@ pub(super) fn cdf_note(counts: impl IntoIterator<Item = usize>) -> String {
         .unwrap_or_default()
 }
 
+/// Per-request CDF lines, each in its colour with its DKW band at `level` (the legend names the
+/// lines; a band is in its line's colour), and how many values each has.
+pub(super) fn banded_cdf(
+    mut chart: Chart,
+    lines: &[(&str, Vec<f64>)],
+    level: f64,
+) -> (Chart, Vec<usize>) {
+    let mut counts = Vec::new();
+    let mut names = Vec::new();
+    for (i, (name, v)) in lines.iter().filter(|(_, v)| !v.is_empty()).enumerate() {
+        let color = palette(i);
+        counts.push(v.len());
+        names.push((*name).to_owned());
+        chart = chart.series(cdf_line_in(name, v, CDF_POINTS, color));
+        for band in cdf_band(name, v, CDF_POINTS, level, color) {
+            chart = chart.series(band);
+        }
+    }
+    (chart.legend(legend_of(names)), counts)
+}
+
 pub(super) fn cdf_chart(name: &str) -> Chart {
     base(Trigger::Axis)
         .title(title(name))
@@ -119,25 +143,20 @@ pub(super) fn cdf_chart(name: &str) -> Chart {
         )
 }
 
-/// TTFB, TTFT and meaningful first token as CDFs: the gaps between the lines are server
-/// queueing/prefill and the cost of boilerplate openers.
-pub(super) fn first_token_cdf(ok: &[&RequestRecord], agg: &Aggregates) -> ChartSpec {
-    let mut chart = cdf_chart("First byte, first token, first meaningful token");
-    let mut counts = Vec::new();
-    for (name, pick) in [
-        (
-            "TTFB (headers)",
-            (|r: &RequestRecord| r.metrics.ttfb_ms) as fn(&RequestRecord) -> Option<f64>,
-        ),
-        ("TTFT", |r| r.metrics.ttft_ms),
-        ("meaningful first token", |r| r.metrics.meaningful_ms),
-    ] {
-        let v: Vec<f64> = ok.iter().filter_map(|r| pick(r)).collect();
-        if !v.is_empty() {
-            counts.push(v.len());
-            chart = chart.series(cdf_line(name, &v));
-        }
-    }
+/// TTFB, TTFT and meaningful first token as CDFs, each with its DKW band at `level`: the gaps
+/// between the lines are server queueing/prefill and the cost of boilerplate openers.
+pub(super) fn first_token_cdf(ok: &[&RequestRecord], agg: &Aggregates, level: f64) -> ChartSpec {
+    let pick = |f: fn(&RequestRecord) -> Option<f64>| ok.iter().filter_map(|r| f(r)).collect();
+    let lines = [
+        ("TTFB (headers)", pick(|r| r.metrics.ttfb_ms)),
+        ("TTFT", pick(|r| r.metrics.ttft_ms)),
+        ("meaningful first token", pick(|r| r.metrics.meaningful_ms)),
+    ];
+    let (chart, counts) = banded_cdf(
+        cdf_chart("First byte, first token, first meaningful token"),
+        &lines,
+        level,
+    );
     let mut caption = match (agg.ttfb, agg.ttft, agg.meaningful) {
         (Some(b), Some(t), m) => format!(
             "P50: headers at {}, first token at {}{}.",
@@ -149,6 +168,7 @@ pub(super) fn first_token_cdf(ok: &[&RequestRecord], agg: &Aggregates) -> ChartS
         (_, Some(t), _) => format!("P50 first token at {}.", ms(t.p50)),
         _ => String::new(),
     };
+    caption.push_str(&band_caption(level));
     caption.push_str(&cdf_note(counts));
     ChartSpec {
         id: "ttft-cdf",
@@ -158,7 +178,8 @@ pub(super) fn first_token_cdf(ok: &[&RequestRecord], agg: &Aggregates) -> ChartS
     }
 }
 
-/// Per-token ITL and per-arrival gaps as CDFs: apart when chunks carry several tokens.
+/// Per-token ITL and per-arrival gaps as CDFs: apart when chunks carry several tokens. No
+/// band: the gaps of one request are not independent draws, which the DKW band assumes.
 pub(super) fn itl_cdf(ok: &[&RequestRecord], itl: &[f64]) -> ChartSpec {
     let mut chart = cdf_chart("Inter-token latency CDF").series(cdf_line("per token", itl));
     let coalesced = ok.iter().any(|r| r.metrics.coalesced);
@@ -179,7 +200,10 @@ pub(super) fn itl_cdf(ok: &[&RequestRecord], itl: &[f64]) -> ChartSpec {
     ChartSpec {
         id: "itl-cdf",
         title: "Inter-token latency CDF".into(),
-        caption: format!("{caption}{}", cdf_note(counts)),
+        caption: format!(
+            "{caption} No band: the gaps of one request are not independent draws.{}",
+            cdf_note(counts)
+        ),
         chart,
     }
 }

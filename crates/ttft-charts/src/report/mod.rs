@@ -30,9 +30,16 @@ use reading::reading;
 use timeline::{itl_by_position, waterfall};
 use ttft_core::run_stats::RunStats;
 
-/// Every chart that has data in this run, in reading order.
+/// Every chart that has data in this run, in reading order; CDF bands at the default level
+/// ([`ttft_core::uncertainty::DEFAULT_LEVEL`]).
 pub fn report_charts(report: &Report, agg: &Aggregates) -> Vec<ChartSpec> {
-    report_charts_with_slo(report, agg, None, report.server_series().as_ref())
+    report_charts_with_slo(
+        report,
+        agg,
+        None,
+        report.server_series().as_ref(),
+        ttft_core::uncertainty::DEFAULT_LEVEL,
+    )
 }
 
 /// The load charts alone (latency and throughput per level; none for a conversation, a prompt
@@ -58,27 +65,29 @@ fn load(report: &Report, agg: &Aggregates, slo: SloState) -> Vec<ChartSpec> {
 
 /// [`report_charts_with_slo`] before the SLO is scored (it scores every stream, the slowest part
 /// of a large run's statistics): the load charts come without the SLO's mark and goodput, which
-/// [`load_charts`] adds once it is.
+/// [`load_charts`] adds once it is. CDF bands are at `level` (the user's confidence level).
 pub fn report_charts_before_slo(
     report: &Report,
     agg: &Aggregates,
     server: Option<&ServerSeries>,
+    level: f64,
 ) -> Vec<ChartSpec> {
-    charts(report, agg, SloState::Pending, server)
+    charts(report, agg, SloState::Pending, server, level)
 }
 
 /// [`report_charts`], with the run already held to its SLO set (`ttft_core::slo::evaluate`) when
 /// the caller has it, so the load chart does not score every stream again, and with the run's
 /// server series (`ServerSeries::of_report`, `None` without scrapes) computed once by the
-/// caller, who shows it elsewhere too.
+/// caller, who shows it elsewhere too; CDF bands at `level`.
 pub fn report_charts_with_slo(
     report: &Report,
     agg: &Aggregates,
     slo: Option<&ttft_core::slo::SloReport>,
     server: Option<&ServerSeries>,
+    level: f64,
 ) -> Vec<ChartSpec> {
     let slo = slo.map_or(SloState::Score, SloState::Scored);
-    charts(report, agg, slo, server)
+    charts(report, agg, slo, server, level)
 }
 
 fn charts(
@@ -86,6 +95,7 @@ fn charts(
     agg: &Aggregates,
     slo: SloState,
     server: Option<&ServerSeries>,
+    level: f64,
 ) -> Vec<ChartSpec> {
     // The headline's requests: in a probe under load, the probe's (the load is drawn against
     // it in the first chart).
@@ -110,7 +120,7 @@ fn charts(
             Some(report.thresholds.ttft_ms),
             "requests",
         ));
-        out.push(first_token_cdf(&ok, agg));
+        out.push(first_token_cdf(&ok, agg, level));
     }
     if !itl.is_empty() {
         out.push(latency_histogram(
@@ -135,6 +145,6 @@ fn charts(
     }
     out.extend(load(report, agg, slo));
     out.extend(cache::prompt_cache(agg));
-    out.extend(json_valid(&ok, agg));
+    out.extend(json_valid(&ok, agg, level));
     out
 }

@@ -31,6 +31,9 @@
 //!   [`bootstrap::LARGE`] requests a side, the normal difference of Woodruff standard errors.
 //! - *Many metrics at once*: Holm's step-down correction keeps the chance of any false
 //!   "different" in a table at or below 1 − level ([`holm`]).
+//! - *A whole CDF*: the Dvoretzky–Kiefer–Wolfowitz band `F̂ ± ε`, `ε = sqrt(ln(2/α)/(2n))`,
+//!   covers the whole true curve at once ([`dkw`]); it assumes independent draws, so the
+//!   charts draw it for per-request values, not for pooled gaps.
 //! - *Requests needed to see a difference*: from the interval's width at this spread, the
 //!   requests per side at which a chosen relative difference would be detected with 80 %
 //!   power ([`sample_size`]).
@@ -40,11 +43,14 @@
 //! `tests/it/uncertainty.rs`.
 
 pub mod bootstrap;
+pub mod dkw;
 pub mod holm;
 pub mod proportion;
 pub mod quantile;
 pub mod sample_size;
 pub mod shift;
+
+pub use dkw::{dkw_band, dkw_epsilon};
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};

@@ -446,3 +446,36 @@ fn too_few_requests_are_said_instead_of_a_verdict() {
     assert!(!cell.different && cell.interval.is_none(), "{cell:?}");
     assert_eq!(cell.needs_per_side, Some(4));
 }
+
+/// An imported vLLM file keeps its per-request values, so its figures get intervals like a
+/// run measured here: 20 requests give a TTFT P50 interval that holds the median.
+#[test]
+fn an_imported_vllm_file_has_a_ttft_p50_interval() {
+    use ttft_core::run_intervals::{Figure, PerRequest, RunSamples};
+    let mut v: serde_json::Value =
+        serde_json::from_str(&vllm_file("llama", 20, 0.25, 0.02, 11)).unwrap();
+    v["ttfts"] = json!(
+        (0..20)
+            .map(|i| 0.2 + 0.01 * f64::from(i))
+            .collect::<Vec<_>>()
+    );
+    let (_, reports) = import(&v.to_string()).unwrap();
+    let r = &reports[0];
+    let agg = r.aggregates();
+    let e = RunSamples::of(r, &agg)
+        .estimate(
+            Figure::Percentile {
+                of: PerRequest::Ttft,
+                pct: 50,
+            },
+            0.95,
+        )
+        .unwrap();
+    let i = e.interval.expect("an interval from 20 imported requests");
+    assert_eq!(e.n, 20);
+    assert!(i.lo < e.value && e.value < i.hi, "{e:?}");
+    assert!(i.contains(agg.ttft.unwrap().p50));
+    let rows = ttft_core::summary_file::report_summary_rows(r, 0.95);
+    let ttft = rows.iter().find(|x| x.key == "ttft_p50").unwrap();
+    assert_eq!(ttft.estimate.and_then(|e| e.interval), Some(i));
+}

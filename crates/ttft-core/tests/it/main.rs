@@ -22,6 +22,7 @@ mod review;
 mod scenario;
 mod server_metrics;
 mod sse;
+mod summary_file;
 mod timeline_file;
 mod uncertainty;
 mod votes;

@@ -451,3 +451,45 @@ fn streams_on_shared_server_steps_code_their_gaps_against_each_other() {
     let link = ttft_share::encode(&random_report(3, 40), &options);
     assert_eq!(engine.decode(&link.text[3..]).unwrap()[1], 3);
 }
+
+/// A link stores no interval: opening it recomputes them from the requests it kept, as for a
+/// saved report. The whole run's TTFT P50 interval comes back within the link's precision; a
+/// link laddered to a length limit that left out per-gap timings (it carries the headline)
+/// keeps its TTFT interval and says its ITL has none: the gaps are not in the link.
+#[test]
+fn an_opened_link_has_its_intervals_recomputed() {
+    use ttft_core::summary_file::{NoInterval, report_summary_rows};
+    let report = random_report(8, 1000);
+    let row = |r: &Report, key: &str| {
+        report_summary_rows(r, 0.95)
+            .into_iter()
+            .find(|x| x.key == key)
+            .unwrap()
+    };
+    let whole = ShareOptions {
+        max_chars: None,
+        ..ShareOptions::default()
+    };
+    let back = ttft_share::decode(&ttft_share::encode(&report, &whole).text).unwrap();
+    let (a, b) = (
+        row(&report, "ttft_p50").estimate.unwrap().interval.unwrap(),
+        row(&back, "ttft_p50").estimate.unwrap().interval.unwrap(),
+    );
+    assert!(
+        (a.lo - b.lo).abs() <= 0.05 && (a.hi - b.hi).abs() <= 0.05,
+        "{a:?} vs {b:?}"
+    );
+    assert!(row(&back, "itl_p50").estimate.unwrap().interval.is_some());
+    // Under a tight limit the link keeps the gaps of some requests only.
+    let tight = ShareOptions {
+        max_chars: Some(12_000),
+        ..ShareOptions::default()
+    };
+    let link = ttft_share::encode(&report, &tight);
+    let short = ttft_share::decode(&link.text).unwrap();
+    assert!(short.shared.as_ref().unwrap().headline.is_some());
+    assert!(row(&short, "ttft_p50").estimate.unwrap().interval.is_some());
+    let itl = row(&short, "itl_p50");
+    assert!(itl.value.is_some());
+    assert_eq!(itl.no_interval, Some(NoInterval::GapsNotInLink));
+}
