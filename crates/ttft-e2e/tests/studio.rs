@@ -736,22 +736,18 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
     }
     let lesson = wait_text(c, "compare-lesson", 10, |t| !t.is_empty()).await?;
     println!("{lesson}");
-    assert!(lesson.contains("Total latency lies"), "{lesson}");
-    let (finishes, starts) = lesson.split_once("finishes first").unwrap();
+    // A request or two per model cannot tell them apart (#29), however far apart they look:
+    // the lesson claims nothing and says what it needs. The tour's A/B run (feel.rs) is where
+    // the article's lesson is told, with its intervals.
     assert!(
-        finishes.contains("model-b") && starts.contains("model-a"),
+        !lesson.contains("Total latency lies") && !lesson.contains("sooner than"),
         "{lesson}"
     );
-    // What a reader feels: the lesson prefers model-a, whose reading QoE is higher.
-    let preferred = lesson
-        .split_once("A reader prefers “")
-        .and_then(|(_, rest)| rest.split_once('”'))
-        .map(|(title, _)| title);
     assert!(
-        preferred.is_some_and(|t| t.contains("model-a"))
-            && lesson.contains("before the first word"),
+        lesson.contains("too few requests for an interval: run at least 4 per side"),
         "{lesson}"
     );
+    assert!(lesson.contains("A reader could not tell"), "{lesson}");
     let titles = compared_titles(c).await?;
     let cells = c
         .find_all(Locator::Css(

@@ -737,6 +737,13 @@ async fn the_ab_profiles_ground_truth_is_the_noisy_steps_slept_and_the_slower_on
         per_step.sort_by(f64::total_cmp);
         ratios.push(per_step[per_step.len() / 2]);
     }
-    assert!((ratios[0] - 1.0).abs() < 0.01, "sim-ab: {ratios:?}");
-    assert!((ratios[1] - 1.10).abs() < 0.01, "sim-ab-slower: {ratios:?}");
+    // Steps are never early, so each median ratio is at least its design (1.00, 1.10); a busy
+    // machine makes both late alike (under CI's load by about 1 %), so their difference, not
+    // their size, carries the 10 %. The exact 1.10 of the modelled steps is checked without a
+    // clock in `tests/latency_model.rs`.
+    assert!(ratios[0] >= 0.99 && ratios[1] >= 1.09, "{ratios:?}");
+    assert!(
+        (ratios[1] - ratios[0] - 0.10).abs() < 0.02,
+        "sim-ab-slower against sim-ab: {ratios:?}"
+    );
 }

@@ -56,9 +56,8 @@ fn an_ab_chat_run_alternates_the_arms_job_by_job_warm_ups_too() {
         [
             (0, Some(0), false, m(0)),
             (1, Some(0), false, m(1)),
-            // The order turns each round, so going first is no arm's advantage.
-            (1, Some(1), false, m(1)),
             (0, Some(1), false, m(0)),
+            (1, Some(1), false, m(1)),
             (0, Some(2), false, m(0)),
             (1, Some(2), false, m(1)),
         ]
@@ -81,7 +80,7 @@ fn an_ab_chat_run_alternates_the_arms_job_by_job_warm_ups_too() {
 }
 
 #[test]
-fn three_arms_take_turns_and_turn_the_order() {
+fn three_arms_take_turns_a_b_c_a() {
     let phases = ScenarioConfig {
         warmup: 0,
         ..ab(ScenarioKind::AgentJson, 3)
@@ -96,12 +95,12 @@ fn three_arms_take_turns_and_turn_the_order() {
             (0, Some(0)),
             (1, Some(0)),
             (2, Some(0)),
+            (0, Some(1)),
             (1, Some(1)),
             (2, Some(1)),
-            (0, Some(1)),
-            (2, Some(2)),
             (0, Some(2)),
             (1, Some(2)),
+            (2, Some(2)),
         ]
     );
 }
@@ -124,11 +123,9 @@ fn a_prompt_sweep_interleaves_within_each_level_and_its_warm_ups_come_first() {
         levels,
         [
             vec![(0, None, true), (1, None, true)],
-            // The warm-ups took round 0 of the first level, so its measured jobs start at
-            // round 1 (B first); each level turns its order from round to round.
             vec![
-                (1, Some(0), false),
                 (0, Some(0), false),
+                (1, Some(0), false),
                 (0, Some(1), false),
                 (1, Some(1), false)
             ],
@@ -136,8 +133,8 @@ fn a_prompt_sweep_interleaves_within_each_level_and_its_warm_ups_come_first() {
             vec![
                 (0, Some(2), false),
                 (1, Some(2), false),
-                (1, Some(3), false),
-                (0, Some(3), false)
+                (0, Some(3), false),
+                (1, Some(3), false)
             ],
         ]
     );
@@ -161,9 +158,8 @@ fn a_multi_turn_ab_run_alternates_rounds() {
         [
             (0, Some(0), false, "round 1"),
             (1, Some(0), false, "round 1"),
-            // Each arm keeps its own conversation; the order within a round turns.
-            (1, Some(1), true, "round 2"),
             (0, Some(1), true, "round 2"),
+            (1, Some(1), true, "round 2"),
         ]
     );
 }
