@@ -126,19 +126,7 @@ impl Clusters {
         if k < 2 {
             return None;
         }
-        let p = p.clamp(0.0, 1.0);
-        let h = ((n - 1) as f64 * p).floor() as usize;
-        let mut at_or_below = vec![0u32; k];
-        for (_, g) in &self.pooled[..=h] {
-            at_or_below[*g as usize] += 1;
-        }
-        let share = (h + 1) as f64 / n as f64;
-        let ss: f64 = at_or_below
-            .iter()
-            .zip(&self.sizes)
-            .map(|(c, m)| (*c as f64 - share * *m as f64).powi(2))
-            .sum();
-        let se = (ss * k as f64 / (k - 1) as f64).sqrt() / n as f64;
+        let (_, share, se) = self.share_at(p.clamp(0.0, 1.0));
         let z = super::z_two_sided(level);
         let rank = |q: f64| ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n) - 1;
         let (lo, hi) = (
@@ -204,12 +192,11 @@ impl Clusters {
             .collect()
     }
 
-    /// The ranks `[lo, hi)` of the pooled values a replicate's percentile almost surely lies
-    /// between (see the module doc).
-    fn band(&self, p: f64) -> (usize, usize) {
+    /// Woodruff's start: the rank `h` of percentile `p`'s lower value, the share of values at or
+    /// below it, and that share's cluster-robust standard error (NaN with one group).
+    fn share_at(&self, p: f64) -> (usize, f64, f64) {
         let (n, k) = (self.pooled.len(), self.sizes.len());
         let h = ((n - 1) as f64 * p).floor() as usize;
-        // Woodruff: the share of values at or below the percentile, its cluster-robust SE.
         let mut at_or_below = vec![0u32; k];
         for (_, g) in &self.pooled[..=h] {
             at_or_below[*g as usize] += 1;
@@ -220,11 +207,15 @@ impl Clusters {
             .zip(&self.sizes)
             .map(|(c, m)| (*c as f64 - share * *m as f64).powi(2))
             .sum();
-        let se = if k > 1 {
-            (ss * k as f64 / (k - 1) as f64).sqrt() / n as f64
-        } else {
-            1.0
-        };
+        (h, share, (ss * k as f64 / (k - 1) as f64).sqrt() / n as f64)
+    }
+
+    /// The ranks `[lo, hi)` of the pooled values a replicate's percentile almost surely lies
+    /// between (see the module doc).
+    fn band(&self, p: f64) -> (usize, usize) {
+        let n = self.pooled.len();
+        let (h, _, se) = self.share_at(p);
+        let se = if self.sizes.len() > 1 { se } else { 1.0 };
         let reach = ((BAND_SE * se + 2.0 / n as f64) * n as f64).ceil() as usize + 2;
         (h.saturating_sub(reach), (h + reach + 2).min(n))
     }
