@@ -5,10 +5,21 @@
 // worker's `performance.timeOrigin` so the page can convert) goes to the page in one message,
 // and the page's wasm core parses it (`src/browser/stamper.rs`, `ttft_core::capture`).
 //
+// A run's closed loop runs here too ("queue"): the page posts a phase's requests ahead, and each
+// lane starts its next request the moment its previous one ends, with no round trip through the
+// page in between; planned send times (Poisson arrivals, later traces) are kept here as well.
+//
 // In:  {type: "send", id, url, headers: [[name, value]…], body, timeoutMs}
-//      {type: "abort"}  abort every request in flight (a cancelled run; partial data kept)
+//      {type: "queue", queue, lanes, startEpoch, jobs: [{id, url, headers, body, timeoutMs,
+//       atMs}…]}  run `jobs` in order on `lanes` concurrent lanes; a job with `atMs` is not
+//       sent before `startEpoch + atMs` (wall clock, ms); answers "done" per job, then
+//       {type: "queue-done", queue}
+//      {type: "abort"}  abort every request in flight and drop every queued one (a cancelled
+//                       run; partial data kept)
 //      {type: "reset"}  empty Resource Timing before a run
 // Out: {type: "ready", timeOrigin}
+//      {type: "alive"}  every second while a queue runs
+//      {type: "queue-done", queue}
 //      {type: "done", id, timeOrigin, sentAt, headersAt, status, contentType, requestId,
 //       times: Float64Array, sizes: Uint32Array, body: Uint8Array, endAt,
 //       end: "finished" | "http_error" | "failed", error, errorBody, timedOut,
@@ -16,18 +27,61 @@
 "use strict";
 
 const inFlight = new Map();
+// Queues being run, by the page's queue id: their jobs not yet started.
+const queues = new Map();
 performance.setResourceTimingBufferSize(100000);
 
 self.onmessage = (event) => {
   const m = event.data;
   if (m.type === "send") {
     send(m);
+  } else if (m.type === "queue") {
+    runQueue(m);
   } else if (m.type === "abort") {
+    for (const q of queues.values()) {
+      q.aborted = true;
+      q.jobs.length = 0;
+    }
     for (const controller of inFlight.values()) controller.abort();
   } else if (m.type === "reset") {
     performance.clearResourceTimings();
   }
 };
+
+// While a queue runs, the page hears from this worker at least every second, so it can tell a
+// silent worker from a long request.
+let heartbeat = null;
+
+// Runs a queue on its lanes: each lane takes the next job the moment its previous one is over.
+async function runQueue(m) {
+  const q = { jobs: m.jobs.slice(), aborted: false };
+  const jobs = q.jobs;
+  queues.set(m.queue, q);
+  if (heartbeat === null) heartbeat = setInterval(() => self.postMessage({ type: "alive" }), 1000);
+  const start = m.startEpoch - performance.timeOrigin;
+  const lane = async () => {
+    for (;;) {
+      const job = jobs.shift();
+      if (!job) return;
+      if (job.atMs != null) {
+        const wait = start + job.atMs - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        // Dropped by an abort while it waited for its time: never sent.
+        if (q.aborted) return;
+      }
+      await send(job);
+    }
+  };
+  const lanes = [];
+  for (let k = 0; k < Math.max(1, m.lanes); k++) lanes.push(lane());
+  await Promise.all(lanes);
+  queues.delete(m.queue);
+  if (queues.size === 0) {
+    clearInterval(heartbeat);
+    heartbeat = null;
+  }
+  self.postMessage({ type: "queue-done", queue: m.queue });
+}
 
 async function send(m) {
   const controller = new AbortController();

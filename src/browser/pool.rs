@@ -1,6 +1,9 @@
 //! The worker pool of a run: phases in order (warm-ups apart and over before the first
-//! measured request, a hook awaited in between), `concurrency` workers per phase pulling jobs
-//! from a queue (each job sent through the run's [`Stamping`]), Poisson arrivals when a rate is set, the multi-turn conversation carried from
+//! measured request, a hook awaited in between), `concurrency` lanes per phase pulling jobs
+//! from a queue, Poisson arrivals when a rate is set. With stamping workers the phase's queue
+//! runs inside them ([`StampWorkers::run_queue`]: the next request starts the moment the
+//! previous one ends, without a round trip through the page); multi-turn phases and the page's
+//! own stamping pull from the page. The multi-turn conversation is carried from
 //! one round to the next ([`Conversation`], in the core; one per arm of an A/B run), finished
 //! records handed on with their arm in batches at most four times a second so the page never
 //! renders between a read and its stamp.
@@ -18,8 +21,8 @@ use ttft_core::timeline_file::RawCapture;
 
 use super::cancel::RunHandle;
 use super::clock::now_ms as now;
-use super::fetch::{reset_resource_timing, send, sleep_ms};
-use super::stamper::Stamping;
+use super::fetch::{Exchange, reset_resource_timing, send, sleep_ms};
+use super::stamper::{Queued, StampWorkers, Stamping};
 
 /// Progress of a run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -98,8 +101,8 @@ impl Shared {
         );
     }
 
-    /// Sends one job and records it.
-    async fn run_job(&self, mut job: Job, label: &str) {
+    /// The job as it is sent (a multi-turn job carries the conversation so far) and its request.
+    fn prepare(&self, mut job: Job) -> (Job, HttpRequestSpec) {
         if let Some(c) = &self.conversation {
             let mut arms = c.borrow_mut();
             if arms.len() <= job.arm {
@@ -108,8 +111,12 @@ impl Shared {
             arms[job.arm].prepare(&mut job);
         }
         let spec = (self.plan.build)(&job);
-        let index = self.next_index.get();
-        self.next_index.set(index + 1);
+        (job, spec)
+    }
+
+    /// Sends one job from the page's side and records it.
+    async fn run_job(&self, job: Job, label: &str) {
+        let (job, spec) = self.prepare(job);
         let p = &self.plan;
         let exchange = match &p.stamping {
             Stamping::Workers(w) => {
@@ -118,6 +125,14 @@ impl Shared {
             }
             Stamping::Page(_) => send(&spec, &p.secret_headers, p.timeout_ms, &self.handle).await,
         };
+        self.finish(&job, exchange, label);
+    }
+
+    /// Records a job that is over and hands finished records on, at most every 250 ms.
+    fn finish(&self, job: &Job, exchange: Exchange, label: &str) {
+        let index = self.next_index.get();
+        self.next_index.set(index + 1);
+        let p = &self.plan;
         // Parsed here, once the request is over: never between two reads' stamps.
         let timeline = exchange.timeline(p.dialect);
         // The raw bytes and times stay with the record, so the run can be exported as a
@@ -147,7 +162,7 @@ impl Shared {
             )
         };
         if let Some(c) = &self.conversation {
-            c.borrow_mut()[job.arm].record(&job, &record.metrics);
+            c.borrow_mut()[job.arm].record(job, &record.metrics);
         }
         self.pending.borrow_mut().push(Finished {
             arm: job.arm,
@@ -159,6 +174,37 @@ impl Shared {
             self.last_flush.set(t);
             self.flush(label.to_owned());
         }
+    }
+
+    /// Runs a phase as a closed loop inside the stamping workers: every request built ahead
+    /// (Poisson arrivals planned ahead too, from the phase's start), each lane starting its
+    /// next request the moment its previous one ends. Not for multi-turn phases, whose next
+    /// request needs the previous answer.
+    async fn run_in_workers(&self, workers: &StampWorkers, phase: Phase, label: &str) {
+        let mut at = 0.0;
+        let (jobs, queued): (Vec<Job>, Vec<Queued>) = phase
+            .jobs
+            .into_iter()
+            .map(|job| {
+                let (job, spec) = self.prepare(job);
+                let at_ms = (phase.rate_per_s > 0.0).then(|| {
+                    at += poisson_gap_ms(phase.rate_per_s, js_sys::Math::random());
+                    at
+                });
+                (job, Queued { spec, at_ms })
+            })
+            .unzip();
+        let p = &self.plan;
+        workers
+            .run_queue(
+                &queued,
+                phase.concurrency as usize,
+                &p.secret_headers,
+                p.timeout_ms,
+                &self.handle,
+                &|k, exchange| self.finish(&jobs[k], exchange, label),
+            )
+            .await;
     }
 }
 
@@ -206,6 +252,12 @@ pub async fn run_phases(mut plan: RunPlan, handle: RunHandle, on_batch: OnBatch)
             .first()
             .map(|j| j.group.clone())
             .unwrap_or_default();
+        if let Stamping::Workers(w) = &shared.plan.stamping
+            && !phase.jobs.iter().any(|j| j.chained)
+        {
+            shared.run_in_workers(w, phase, &label).await;
+            continue;
+        }
         let queue: Rc<RefCell<VecDeque<Job>>> = Rc::new(RefCell::new(phase.jobs.into()));
         let phase_start = now();
         let next_arrival = Rc::new(Cell::new(0.0f64));

@@ -21,13 +21,15 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{MessageEvent, Worker};
 
 use super::cancel::RunHandle;
-use super::fetch::{Exchange, Failure, bad_header, failure};
+use super::clock::now_ms as now;
+use super::fetch::{Exchange, Failure, bad_header, failure, sleep_ms};
 
 /// The worker script, relative to the page.
 const WORKER_URL: &str = "public/stamp-worker.js";
 
 /// How long after a request's own timeout the page stops waiting for a worker that has gone
-/// silent (the worker enforces the timeout; this only catches a worker that died).
+/// silent (the worker enforces the timeout; this only catches a worker that died); a worker
+/// running a queue says it is alive every second, so a queue gives up after this much silence.
 const GIVE_UP_AFTER_TIMEOUT_MS: f64 = 10_000.0;
 
 /// How long a new worker may take to say it is ready before the page stamps instead.
@@ -84,6 +86,8 @@ impl Stamping {
 struct Slot {
     worker: Worker,
     in_flight: Cell<u32>,
+    /// When the page last heard from it (page clock, ms): a queue gives up on a silent worker.
+    last_heard: Rc<Cell<f64>>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
 }
 
@@ -137,7 +141,10 @@ impl StampWorkers {
             let (ready, ready_resolve, ready_reject) = deferred();
             let ready_resolve = RefCell::new(Some(ready_resolve));
             let waiting_for_done = waiting.clone();
+            let last_heard = Rc::new(Cell::new(now()));
+            let heard = last_heard.clone();
             let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+                heard.set(now());
                 let data = e.data();
                 match get(&data, "type").as_string().as_deref() {
                     Some("ready") => {
@@ -145,8 +152,9 @@ impl StampWorkers {
                             let _ = r.call0(&JsValue::NULL);
                         }
                     }
-                    Some("done") => {
-                        let id = get(&data, "id").as_f64().unwrap_or(-1.0) as u32;
+                    Some(kind @ ("done" | "queue-done")) => {
+                        let key = if kind == "done" { "id" } else { "queue" };
+                        let id = get(&data, key).as_f64().unwrap_or(-1.0) as u32;
                         if let Some(resolve) = waiting_for_done.borrow_mut().remove(&id) {
                             let _ = resolve.call1(&JsValue::NULL, &data);
                         }
@@ -180,6 +188,7 @@ impl StampWorkers {
             slots.push(Slot {
                 worker,
                 in_flight: Cell::new(0),
+                last_heard,
                 _on_message: on_message,
             });
         }
@@ -216,29 +225,13 @@ impl StampWorkers {
         timeout_ms: f64,
         handle: &RunHandle,
     ) -> Exchange {
-        let page_origin = web_sys::window()
-            .and_then(|w| w.performance())
-            .map_or(0.0, |p| p.time_origin());
+        let page_origin = page_origin();
         if let Some(exchange) = bad_header(spec, secret_headers) {
             return exchange;
         }
-        let headers = js_sys::Array::new();
-        for (k, v) in spec.headers.iter().chain(secret_headers) {
-            headers.push(&js_sys::Array::of2(&k.into(), &v.into()));
-        }
-        let id = self.next_id.get();
-        self.next_id.set(id.wrapping_add(1));
-        let msg = js_sys::Object::new();
-        for (k, v) in [
-            ("type", JsValue::from_str("send")),
-            ("id", JsValue::from(id)),
-            ("url", JsValue::from_str(&spec.url)),
-            ("headers", headers.into()),
-            ("body", JsValue::from_str(&spec.body)),
-            ("timeoutMs", JsValue::from(timeout_ms.min(i32::MAX as f64))),
-        ] {
-            let _ = Reflect::set(&msg, &k.into(), &v);
-        }
+        let id = self.new_id();
+        let msg = send_message(id, spec, secret_headers, timeout_ms);
+        let _ = Reflect::set(&msg, &"type".into(), &"send".into());
         let (done, resolve, _reject) = deferred();
         // If the worker dies, its own timeout dies with it: the page gives up a little later.
         let window = web_sys::window();
@@ -268,6 +261,161 @@ impl StampWorkers {
         }
         exchange_of(&data, spec, page_origin, timeout_ms, handle)
     }
+
+    /// Runs `jobs` as a closed loop inside the workers: `lanes` lanes (spread over the
+    /// workers), each starting its next request the moment its previous one ends, with no
+    /// round trip through the page in between; a job with a planned time is not sent before it.
+    /// `on_done(k, exchange)` receives job `k`'s exchange as it comes back. Jobs a cancel
+    /// dropped before they were sent never come back. Returns when every lane is over, or when
+    /// a worker has been silent for [`GIVE_UP_AFTER_TIMEOUT_MS`] (its requests then fail with
+    /// a message saying so).
+    pub async fn run_queue(
+        &self,
+        jobs: &[Queued],
+        lanes: usize,
+        secret_headers: &[(String, String)],
+        timeout_ms: f64,
+        handle: &RunHandle,
+        on_done: &dyn Fn(usize, Exchange),
+    ) {
+        let page_origin = page_origin();
+        let lanes = lanes.max(1);
+        let workers = self.slots.len().min(lanes);
+        let start_epoch = page_origin + now();
+        // Per worker: its lanes, the (job, id) pairs it runs and its queue's id.
+        let mut per_worker: Vec<(usize, Vec<(usize, u32)>)> = (0..workers)
+            .map(|w| (lanes / workers + usize::from(w < lanes % workers), Vec::new()))
+            .collect();
+        for (k, job) in jobs.iter().enumerate() {
+            if let Some(exchange) = bad_header(&job.spec, secret_headers) {
+                on_done(k, exchange);
+                continue;
+            }
+            per_worker[(k % lanes) % workers].1.push((k, self.new_id()));
+        }
+        let mut pending = Vec::new();
+        let mut queues = Vec::new();
+        for (w, (worker_lanes, ids)) in per_worker.into_iter().enumerate() {
+            if ids.is_empty() {
+                continue;
+            }
+            let list = js_sys::Array::new();
+            for &(k, id) in &ids {
+                let msg = send_message(id, &jobs[k].spec, secret_headers, timeout_ms);
+                if let Some(at) = jobs[k].at_ms {
+                    let _ = Reflect::set(&msg, &"atMs".into(), &at.into());
+                }
+                list.push(&msg);
+                pending.push((k, id, self.wait_for(id)));
+            }
+            let queue = self.new_id();
+            let msg = js_sys::Object::new();
+            for (key, v) in [
+                ("type", JsValue::from_str("queue")),
+                ("queue", JsValue::from(queue)),
+                ("lanes", JsValue::from(worker_lanes as u32)),
+                ("startEpoch", JsValue::from(start_epoch)),
+                ("jobs", list.into()),
+            ] {
+                let _ = Reflect::set(&msg, &key.into(), &v);
+            }
+            let over = self.wait_for(queue);
+            if self.slots[w].worker.post_message(&msg).is_err() {
+                self.release(ids.iter().map(|&(_, id)| id), &JsValue::UNDEFINED);
+            }
+            queues.push((w, queue, ids, over));
+        }
+        let each_job = pending.into_iter().map(|(k, _, done)| async move {
+            let data = JsFuture::from(done).await.unwrap_or(JsValue::UNDEFINED);
+            // Null: dropped by a cancel before it was sent.
+            if !data.is_null() {
+                on_done(k, exchange_of(&data, &jobs[k].spec, page_origin, timeout_ms, handle));
+            }
+        });
+        let each_queue = queues.iter().map(|(_, _, ids, over)| async move {
+            let _ = JsFuture::from(over.clone()).await;
+            self.release(ids.iter().map(|&(_, id)| id), &JsValue::NULL);
+        });
+        let all = futures_util::future::join(
+            futures_util::future::join_all(each_job),
+            futures_util::future::join_all(each_queue),
+        );
+        let watchdog = async {
+            loop {
+                sleep_ms(1_000.0).await;
+                for (w, queue, ids, _) in &queues {
+                    if now() - self.slots[*w].last_heard.get() > GIVE_UP_AFTER_TIMEOUT_MS {
+                        self.release(ids.iter().map(|&(_, id)| id), &JsValue::UNDEFINED);
+                        self.release([*queue], &JsValue::NULL);
+                    }
+                }
+            }
+        };
+        futures_util::pin_mut!(all, watchdog);
+        futures_util::future::select(all, watchdog).await;
+    }
+
+    fn new_id(&self) -> u32 {
+        let id = self.next_id.get();
+        self.next_id.set(id.wrapping_add(1));
+        id
+    }
+
+    /// A promise that the worker's answer for `id` resolves.
+    fn wait_for(&self, id: u32) -> Promise {
+        let (promise, resolve, _reject) = deferred();
+        self.waiting.borrow_mut().insert(id, resolve);
+        promise
+    }
+
+    /// Resolves whichever of `ids` are still waiting with `value`.
+    fn release(&self, ids: impl IntoIterator<Item = u32>, value: &JsValue) {
+        for id in ids {
+            if let Some(resolve) = self.waiting.borrow_mut().remove(&id) {
+                let _ = resolve.call1(&JsValue::NULL, value);
+            }
+        }
+    }
+}
+
+/// A request of a queue the workers run.
+pub struct Queued {
+    /// What to send.
+    pub spec: HttpRequestSpec,
+    /// When to send it at the earliest, in ms after the queue starts (Poisson arrivals,
+    /// traces); `None` = as soon as a lane is free.
+    pub at_ms: Option<f64>,
+}
+
+/// The page's `performance.timeOrigin`.
+fn page_origin() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.time_origin())
+}
+
+/// A request as the worker takes it (`type` aside).
+fn send_message(
+    id: u32,
+    spec: &HttpRequestSpec,
+    secret_headers: &[(String, String)],
+    timeout_ms: f64,
+) -> js_sys::Object {
+    let headers = js_sys::Array::new();
+    for (k, v) in spec.headers.iter().chain(secret_headers) {
+        headers.push(&js_sys::Array::of2(&k.into(), &v.into()));
+    }
+    let msg = js_sys::Object::new();
+    for (k, v) in [
+        ("id", JsValue::from(id)),
+        ("url", JsValue::from_str(&spec.url)),
+        ("headers", headers.into()),
+        ("body", JsValue::from_str(&spec.body)),
+        ("timeoutMs", JsValue::from(timeout_ms.min(i32::MAX as f64))),
+    ] {
+        let _ = Reflect::set(&msg, &k.into(), &v);
+    }
+    msg
 }
 
 /// A promise with its resolve and reject functions.
