@@ -804,6 +804,54 @@ async fn compare_view_and_replay_show_that_total_latency_lies() -> anyhow::Resul
     Ok(())
 }
 
+/// The closed loop runs in the stamping worker: while the page's main thread is blocked, the
+/// next requests still start, one after another (with the loop on the page, none could: each
+/// next request waited for the page to hear the previous one had ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn the_closed_loop_goes_on_while_the_page_is_busy() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "sim-bench-fast").await?;
+    set_field(c, "requests", "60").await?;
+    set_field(c, "concurrency", "1").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "20").await?;
+    click(c, "start-run").await?;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let blocked = c
+        .execute(
+            "const from = Date.now(); while (Date.now() - from < 1500) {} return [from, Date.now()];",
+            vec![],
+        )
+        .await?;
+    let (from, to) = (
+        blocked[0].as_f64().unwrap_or(0.0),
+        blocked[1].as_f64().unwrap_or(0.0),
+    );
+    wait_run_complete(c, 60).await?;
+    let run = saved_runs(c).await?.remove(0);
+    assert_eq!(run.measured().count(), 60);
+    let received: Vec<f64> = ground_truths(session.studio.port, &run)
+        .await?
+        .iter()
+        .filter_map(|t| t.received_unix_ms)
+        .collect();
+    // Each request takes about 0.1 s: a loop that goes on sends about 14 while the page is
+    // blocked; a request the page had posted just before the block arrives within a few ms.
+    let during = received
+        .iter()
+        .filter(|&&at| at > from + 50.0 && at < to)
+        .count();
+    assert!(
+        during >= 5,
+        "only {during} requests started while the page was blocked for {:.0} ms",
+        to - from
+    );
+    session.client.clone().close().await?;
+    Ok(())
+}
+
 /// Cancel keeps partial results: requests in flight end as `aborted`, the run is saved; a
 /// timeout likewise ends requests as `timeout` with their partial data.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
