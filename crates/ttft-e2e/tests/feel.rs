@@ -243,10 +243,17 @@ async fn a_sweep_is_held_to_the_slo_you_set() -> Result<()> {
     run_small_sweep(c).await?;
     let sentence = wait_text(c, "slo-sentence", 20, |t| !t.is_empty()).await?;
     println!("{sentence}");
-    // Four requests a level meet every objective, too few to tell at 95 %: the sentence says so.
+    // Four requests a level meet the objectives (sim-fast: ITL ≈ 12 ms against 100 ms; on a
+    // machine busy enough to stall the browser for 100 ms the last level may miss, and the
+    // sentence then says where it stops), too few to tell at 95 %: the sentence says so.
     ensure!(
-        sentence.starts_with(
-            "Meets the chat SLO at every level, up to 4 concurrent streams. Cannot tell yet at 95 % confidence: at 1 concurrent stream, TTFT P90 was attained by 100 % of 4 requests (95 % interval 51–100 %, target 90 %); about 35 requests would tell"
+        sentence.starts_with("Meets the chat SLO at every level, up to 4 concurrent streams.")
+            || sentence.starts_with("Meets the chat SLO up to 2 concurrent streams; at 4,"),
+        "{sentence}"
+    );
+    ensure!(
+        sentence.contains(
+            "Cannot tell yet at 95 % confidence: at 1 concurrent stream, TTFT P90 was attained by 100 % of 4 requests (95 % interval 51–100 %, target 90 %); about 35 requests would tell"
         ),
         "{sentence}"
     );
