@@ -21,10 +21,35 @@ pub fn errors(v: &[f64]) -> Value {
     calibration::errors_json(v)
 }
 
+/// A comparison with ground truth, with each request's gap errors kept apart (the requests
+/// are the independent units of the per-gap intervals, `tails`).
+pub struct Measured {
+    pub agreement: Agreement,
+    /// Per compared request, its gap errors (ms).
+    pub gap_groups: Vec<Vec<f64>>,
+}
+
+impl std::ops::Deref for Measured {
+    type Target = Agreement;
+    fn deref(&self) -> &Agreement {
+        &self.agreement
+    }
+}
+
+impl Measured {
+    /// The figures `results.json` keeps, with their intervals (`intervals`).
+    pub fn to_json(&self) -> Value {
+        let mut v = self.agreement.to_json();
+        v["intervals"] =
+            crate::tails::intervals_json(&self.agreement.ttft_errors, &self.gap_groups);
+        v
+    }
+}
+
 /// The client's requests compared with the ground truth of the server on `port`.
 ///
 /// `start_ms` of each request (for the chunk rate) is taken as its wall-clock t0 when known.
-pub async fn agreement(port: u16, requests: &[ClientRequest]) -> Result<Agreement> {
+pub async fn agreement(port: u16, requests: &[ClientRequest]) -> Result<Measured> {
     // Failed requests and requests without an id are counted, not looked up.
     let mut truths = Vec::with_capacity(requests.len());
     for r in requests {
@@ -35,7 +60,14 @@ pub async fn agreement(port: u16, requests: &[ClientRequest]) -> Result<Agreemen
             _ => None,
         });
     }
-    Ok(calibration::agreement(
-        requests.iter().zip(truths.iter().map(Option::as_ref)),
-    ))
+    let pairs = || requests.iter().zip(truths.iter().map(Option::as_ref));
+    // Each request alone through the same comparison: its gap errors, as a group.
+    let gap_groups = pairs()
+        .map(|pair| calibration::agreement(std::iter::once(pair)).gap_errors)
+        .filter(|g| !g.is_empty())
+        .collect();
+    Ok(Measured {
+        agreement: calibration::agreement(pairs()),
+        gap_groups,
+    })
 }

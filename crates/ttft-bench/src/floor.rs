@@ -22,6 +22,7 @@ use ttft_core::timeline::{Outcome, Read};
 use ttft_e2e::Studio;
 
 use crate::accuracy::{ClientRequest, agreement};
+use crate::plan::{self, Level};
 
 /// How the probe reaches the reference endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,31 +85,30 @@ impl Thread {
     }
 }
 
-/// The floor's runs: (streams, requests, transport, thread). One origin's six HTTP/1.1
-/// connections would queue 16 or 64 streams, so plain HTTP/1.1 runs at one stream only; at
-/// one stream the transports barely differ, so the worker runs there over HTTP/1.1 only.
-pub fn levels() -> Vec<(usize, usize, Transport, Thread)> {
+/// The floor's runs at this run's levels (`plan`): (level, transport, thread). The worker is
+/// the floor of the studio (which stamps in a worker) on each transport the studio is judged
+/// on: HTTP/1.1 at one stream (one origin's six connections would queue more), sharded
+/// HTTP/1.1 (the studio's default above 6 streams) at 16 and 64, and HTTP/2 at 64. The page's
+/// floor runs at one level only (64 streams over HTTP/2, beside the studio stamping on the
+/// page): at one stream page and worker read alike, and the page is no longer the studio's.
+pub fn levels() -> Vec<(Level, Transport, Thread)> {
     use Thread::*;
     use Transport::*;
-    vec![
-        (1, 10, Http1, Page),
-        (1, 10, Http1, Worker),
-        (1, 10, ShardedHttp1, Page),
-        (1, 10, Http2, Page),
-        (16, 32, ShardedHttp1, Page),
-        (16, 32, ShardedHttp1, Worker),
-        (16, 32, Http2, Page),
-        (16, 32, Http2, Worker),
-        (64, 128, ShardedHttp1, Page),
-        (64, 128, ShardedHttp1, Worker),
-        (64, 128, Http2, Page),
-        (64, 128, Http2, Worker),
-    ]
+    let configs = [
+        (1, Http1, Worker),
+        (16, ShardedHttp1, Worker),
+        (64, ShardedHttp1, Worker),
+        (64, Http2, Worker),
+        (64, Http2, Page),
+    ];
+    configs
+        .into_iter()
+        .filter_map(|(streams, t, th)| Some((plan::at(streams)?, t, th)))
+        .collect()
 }
 
-/// Model and answer length of every floor run (as the studio's accuracy runs).
-const MODEL: &str = "sim-bench";
-const MAX_TOKENS: usize = 100;
+/// Model of every floor run of the side-by-side rounds (as the studio's).
+pub const MODEL: &str = "sim-bench";
 
 /// One run of the probe, converted.
 struct ProbeRun {
@@ -129,8 +129,8 @@ async fn probe(
     studio: &Studio,
     transport: Transport,
     thread: Thread,
-    streams: usize,
-    requests: usize,
+    model: &str,
+    level: Level,
 ) -> Result<ProbeRun> {
     // A closed loop of 128 requests at 20 ms per token takes well under a minute, but the
     // default script timeout (30 s) would cut the 1-stream runs short on a loaded machine.
@@ -144,8 +144,9 @@ async fn probe(
              if (typeof window.probe !== 'function') { done({ error: 'no window.probe: is dist/public/probe.html there?' }); return; }
              window.probe(opts).then(done, (e) => done({ error: String(e) }));",
             vec![json!({
-                "urls": transport.urls(studio), "model": MODEL, "streams": streams,
-                "requests": requests, "maxTokens": MAX_TOKENS, "worker": thread == Thread::Worker,
+                "urls": transport.urls(studio), "model": model, "streams": level.streams,
+                "requests": level.requests, "maxTokens": level.tokens,
+                "worker": thread == Thread::Worker,
             })],
         )
         .await?;
@@ -253,44 +254,47 @@ fn convert(r: &Value) -> Result<(ClientRequest, usize)> {
     ))
 }
 
-/// The floor probe's requests at `streams` closed-loop streams over `transport`, read on
-/// `thread` (`sim-bench`, 100 tokens, one warm-up request per origin excluded).
+/// The floor probe's requests at `level` (closed loop) over `transport`, read on `thread`
+/// (`model`, one warm-up request per origin excluded).
 pub async fn floor_in(
     c: &Client,
     studio: &Studio,
     transport: Transport,
     thread: Thread,
-    streams: usize,
-    requests: usize,
+    model: &str,
+    level: Level,
 ) -> Result<Vec<ClientRequest>> {
-    Ok(probe(c, studio, transport, thread, streams, requests)
+    Ok(probe(c, studio, transport, thread, model, level)
         .await?
         .requests)
 }
 
 /// `ttft-bench ROOT --floor-only`: runs the floor probe alone and prints its JSON.
-pub async fn standalone() -> Result<()> {
+pub async fn standalone(root: &std::path::Path) -> Result<()> {
     let started = Instant::now();
-    let studio = ttft_e2e::start_studio().await?;
+    let served = crate::server::start_from_env(root).await?;
+    let studio = &served.studio;
     let driver = ttft_e2e::start_driver().await?;
     let c = ttft_e2e::browser(&driver).await?;
     let mut rows = Vec::new();
-    for (streams, requests, transport, thread) in levels() {
+    for (level, transport, thread) in levels() {
         eprintln!(
-            "{} over {} at {streams} streams…",
+            "{} over {} at {} streams…",
             thread.client(),
-            transport.label()
+            transport.label(),
+            level.streams
         );
         let t = Instant::now();
-        let run = probe(&c, &studio, transport, thread, streams, requests).await?;
+        let run = probe(&c, studio, transport, thread, MODEL, level).await?;
         let a = agreement(studio.port, &run.requests).await?;
         let mut row = a.to_json();
         row["client"] = json!(thread.client());
         row["thread"] = json!(run.thread);
         row["kind"] = json!("floor");
         row["transport"] = json!(transport.label());
-        row["streams"] = json!(streams);
-        row["requests"] = json!(requests);
+        row["streams"] = json!(level.streams);
+        row["requests"] = json!(level.requests);
+        row["tokens"] = json!(level.tokens);
         row["protocols"] = json!(run.protocols);
         row["expected_protocol"] = json!(transport.protocol());
         row["coalesced_chunks"] = json!(run.coalesced_chunks);

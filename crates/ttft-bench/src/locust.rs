@@ -390,10 +390,11 @@ async fn sections(
 /// it into `ROOT/bench/results.json` (keeping every other figure) and re-renders
 /// `BENCHMARKS.md`.
 pub async fn standalone(root: &Path) -> Result<()> {
-    let studio = ttft_e2e::start_studio().await?;
+    let served = crate::server::start_from_env(root).await?;
+    let studio = &served.studio;
     let work = std::env::temp_dir().join(format!("ttft-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
-    let mut section = locust(&studio, root, &work).await;
+    let mut section = locust(studio, root, &work).await;
     section["mode"] = json!("--locust-only");
     let _ = std::fs::remove_dir_all(&work);
     crate::bench_report::merge_section(root, "locust", section)?;

@@ -1,9 +1,12 @@
-//! `ttft-bench ROOT`: drives the built studio in headless Chromium against the in-process
-//! reference endpoint and writes `ROOT/BENCHMARKS.md` and `ROOT/bench/results.json`.
+//! `ttft-bench ROOT`: drives the built studio in headless Chromium against the reference
+//! endpoint (the release `ttft-server` in its own process, `server`) and writes `ROOT/BENCHMARKS.md` and `ROOT/bench/results.json`.
 //! Run it through `cargo xtask bench` (which installs and builds what is missing).
 //! `ttft-bench ROOT --render-only` re-renders the Markdown from the last `results.json`;
 //! `--large-only` and `--locust-only` re-measure one part into it (`locust`: the Locust
-//! vantage) and re-render. The share links' run is kept in `target/bench/links-100.json`;
+//! vantage) and re-render; `--server-compare` measures the 1- and 16-stream rounds with the
+//! reference endpoint in its own process and in the bench's (`server`) into it;
+//! `--fidelity-only` runs the side-by-side rounds alone into `target/bench/fidelity-only.json`
+//! (with `TTFT_BENCH_QUICK=1`, `plan`, a quick partial run). The share links' run is kept in `target/bench/links-100.json`;
 //! `--links-from FILE` measures the links of such a run (and of 1,000 and 10,000 requests
 //! resampled from it) part by part, without a browser; `--codecs` measures mainstream codecs
 //! against the links' own on the same columns (`codecs`, #28: `bench/codecs.json`).
@@ -14,13 +17,17 @@
 
 mod accuracy;
 mod bench_report;
+mod capacity;
 mod codecs;
 mod fidelity;
 mod floor;
 mod intervals;
 mod locust;
 mod peers;
+mod plan;
+mod server;
 mod synthetic;
+mod tails;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -32,7 +39,7 @@ use ttft_core::report::Report;
 use ttft_core::stats::Summary;
 use ttft_e2e::*;
 
-use crate::accuracy::{ClientRequest, agreement, errors};
+use crate::accuracy::ClientRequest;
 use crate::synthetic::synthetic_report;
 use ttft_core::run_stats::RunStats;
 
@@ -640,7 +647,10 @@ async fn main() -> Result<()> {
     }
     match std::env::args().nth(2).as_deref() {
         // Quick runs of one part, printing its JSON (for working on it).
-        Some("--floor-only") => return floor::standalone().await,
+        Some("--floor-only") => return floor::standalone(&root).await,
+        // The 1- and 16-stream rounds once with the server in its own process and once in the
+        // bench's, merged into the last results.json as `server_compare`.
+        Some("--server-compare") => return fidelity::server_compare(&root).await,
         Some("--peers-only") => return peers::standalone(&root).await,
         // Measures the Locust vantage alone into the last results.json and re-renders.
         Some("--locust-only") => return locust::standalone(&root).await,
@@ -655,7 +665,8 @@ async fn main() -> Result<()> {
         _ => {}
     }
     let started = Instant::now();
-    let studio = start_studio().await?;
+    let served = server::start_from_env(&root).await?;
+    let studio = &served.studio;
     let driver = start_driver().await?;
     let work = std::env::temp_dir().join(format!("ttft-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
@@ -672,7 +683,7 @@ async fn main() -> Result<()> {
         let path = work.join(format!("synthetic-{n}.json"));
         std::fs::write(&path, serde_json::to_string(&report)?)?;
         for profile in [false, true] {
-            fresh_page(&c, &studio, "").await?;
+            fresh_page(&c, studio, "").await?;
             if profile {
                 cdp(&c, "Profiler.enable", json!({})).await?;
                 cdp(
@@ -712,7 +723,7 @@ async fn main() -> Result<()> {
         let path = root.join("bench/results.json");
         let mut results: serde_json::Map<String, Value> =
             serde_json::from_str(&std::fs::read_to_string(&path)?)?;
-        large_runs(&mut results, &root, &driver, &studio, &work).await?;
+        large_runs(&mut results, &root, &driver, studio, &work).await?;
         results.insert("large_runs_date".into(), machine()["date"].clone());
         std::fs::write(&path, serde_json::to_string_pretty(&results)? + "\n")?;
         let results = Value::Object(results);
@@ -720,57 +731,48 @@ async fn main() -> Result<()> {
         let _ = std::fs::remove_dir_all(&work);
         return Ok(());
     }
+    let fidelity_only = std::env::args().nth(2).as_deref() == Some("--fidelity-only");
     let mut results = serde_json::Map::new();
     results.insert("machine".into(), machine());
+    results.insert("server".into(), served.to_json());
+    results.insert("plan".into(), plan::to_json());
     let c = browser(&driver).await?;
     // 1. Measurement error against ground truth (sim-bench: 20 ms steps, 100 tokens): the
     // studio, the browser's floor and peer clients side by side, over several rounds.
-    let rounds = std::env::var("TTFT_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3);
+    let rounds = plan::env_count("TTFT_BENCH_ROUNDS", 3);
+    // The peers run 1 round by default: their start-up dominates a round (~20 s a run), and the
+    // targets judge the studio against the floor, not the peers.
+    let peer_rounds = plan::env_count("TTFT_BENCH_PEER_ROUNDS", 1);
     results.insert(
         "fidelity".into(),
-        fidelity::fidelity(&c, &studio, &root, rounds).await?,
+        fidelity::fidelity(&c, studio, &root, rounds, peer_rounds).await?,
     );
-
-    // 2. Client capacity: sim-bench-fast (5 ms steps), one request per stream, 100 tokens.
-    let mut capacity = Vec::new();
-    let mut best: Option<f64> = None;
-    for conc in [16usize, 32, 64, 128, 192, 256] {
-        eprintln!("capacity at {conc} streams…");
-        let report = ui_run(
-            &c,
-            &studio,
-            &Setup::plain(&studio.tls_url),
-            "sim-bench-fast",
-            conc,
-            conc,
-            100,
-        )
-        .await?;
-        let a = agreement(studio.port, &studio_requests(&report)).await?;
-        let e = errors(&a.gap_errors);
-        let p99 = e["p99_ms"].as_f64().unwrap_or(f64::INFINITY);
-        if p99 < 1.0 {
-            best = Some(best.map_or(a.chunks_per_s, |b: f64| b.max(a.chunks_per_s)));
-        }
-        capacity.push(json!({
-            "streams": conc, "chunks": a.chunks, "chunks_per_s": a.chunks_per_s,
-            "mismatched_requests": a.mismatched, "failed_requests": a.failed, "itl_error": e,
-        }));
+    if fidelity_only {
+        // A partial run (for working on the bench): its own file, the last full run untouched.
+        c.close().await?;
+        let path = root.join("target/bench/fidelity-only.json");
+        std::fs::create_dir_all(root.join("target/bench"))?;
+        results.insert(
+            "duration_s".into(),
+            json!(started.elapsed().as_secs_f64().round()),
+        );
+        let results = Value::Object(results);
+        std::fs::write(&path, serde_json::to_string_pretty(&results)? + "\n")?;
+        std::fs::write(
+            root.join("target/bench/fidelity-only.md"),
+            bench_report::markdown(&results),
+        )?;
+        eprintln!("wrote {} and target/bench/fidelity-only.md", path.display());
+        return Ok(());
     }
-    results.insert(
-        "capacity".into(),
-        json!({ "levels": capacity, "max_chunks_per_s_with_p99_error_under_1ms": best }),
-    );
-
+    // 2. Client capacity, judged against the floor probe at each level.
+    results.insert("capacity".into(), capacity::capacity(&c, studio).await?);
     c.close().await?;
     // The Locust vantage (skipped with a note when Locust is not installed).
     eprintln!("locust…");
-    results.insert("locust".into(), locust::locust(&studio, &root, &work).await);
+    results.insert("locust".into(), locust::locust(studio, &root, &work).await);
     // 3. Large runs: first load, charts, share links, storage.
-    large_runs(&mut results, &root, &driver, &studio, &work).await?;
+    large_runs(&mut results, &root, &driver, studio, &work).await?;
     results.insert(
         "duration_s".into(),
         json!(started.elapsed().as_secs_f64().round()),

@@ -7,9 +7,9 @@
 //! `target/peers/<tool>` (reused when its pinned requirement is already installed; pip's
 //! output goes to `target/peers/<tool>-pip.log`); a tool that cannot be installed or run is
 //! listed under `skipped` with the reason and the bench goes on. Each runs, unmodified and with
-//! nothing between it and the server, over plain HTTP/1.1 at the studio's three levels (1, 16
-//! and 64 concurrent streams; 10, 32 and 128 requests; one warm-up request; `sim-bench`, 100
-//! output tokens) and saves what it measured per request:
+//! nothing between it and the server, over plain HTTP/1.1 at the studio's levels (`plan`: the
+//! same streams, requests and answer lengths; one warm-up request; `sim-bench`) and saves what
+//! it measured per request:
 //!
 //! - `vllm bench serve --save-result --save-detailed`: `start_times` (its `time.perf_counter()`
 //!   at send), `ttfts`, `itls` (one gap per output chunk after the first), `generated_texts`,
@@ -46,13 +46,10 @@ use tokio::process::Command;
 use ttft_e2e::{run_logged, unix_ms};
 
 use crate::accuracy::{self, ClientRequest};
+use crate::plan::{self, Level};
 
-/// The levels the studio is measured at: (concurrent streams, requests).
-const LEVELS: [(usize, usize); 3] = [(1, 10), (16, 32), (64, 128)];
 /// The reference endpoint's benchmark model: 20 ms steps nearly independent of load.
 const MODEL: &str = "sim-bench";
-/// Output tokens per request (`max_tokens`); `sim-bench` writes one chunk per token.
-const OUTPUT_TOKENS: usize = 100;
 /// Longest a tool's install may take (vLLM with its CUDA wheels is about 9 GB).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(40 * 60);
 /// Longest one tool run (one level) may take.
@@ -279,9 +276,13 @@ async fn run_tool(
     url: &str,
     tok: &Path,
     work: &Path,
-    streams: usize,
-    requests: usize,
+    level: Level,
 ) -> Result<Vec<PeerRequest>> {
+    let Level {
+        streams,
+        requests,
+        tokens,
+    } = level;
     let _ = std::fs::remove_dir_all(work);
     std::fs::create_dir_all(work)?;
     let log = work.join("run.log");
@@ -313,7 +314,7 @@ async fn run_tool(
             .arg(tok)
             .args(["--dataset-name", "custom", "--dataset-path"])
             .arg(&data)
-            .args(["--custom-output-len", &OUTPUT_TOKENS.to_string()])
+            .args(["--custom-output-len", &tokens.to_string()])
             .args(["--skip-chat-template", "--disable-shuffle"])
             .args(["--num-prompts", &requests.to_string()])
             .args(["--max-concurrency", &streams.to_string()])
@@ -339,7 +340,7 @@ async fn run_tool(
                 .args(["--concurrency", &streams.to_string()])
                 .args(["--request-count", &requests.to_string()])
                 .args(["--warmup-request-count", "1"])
-                .args(["--output-tokens-mean", &OUTPUT_TOKENS.to_string()])
+                .args(["--output-tokens-mean", &tokens.to_string()])
                 .args(["--output-tokens-stddev", "0"])
                 .args(["--synthetic-input-tokens-mean", "64"])
                 .args(["--synthetic-input-tokens-stddev", "0"])
@@ -376,7 +377,7 @@ async fn run_tool(
                 .arg(tok)
                 .args(["--dataset-name", "custom", "--dataset-path"])
                 .arg(&data)
-                .args(["--sharegpt-output-len", &OUTPUT_TOKENS.to_string()])
+                .args(["--sharegpt-output-len", &tokens.to_string()])
                 .args(["--num-prompts", &requests.to_string()])
                 .args(["--max-concurrency", &streams.to_string()])
                 .args(["--request-rate", "inf", "--warmup-requests", "1"])
@@ -629,11 +630,10 @@ async fn measure(
     inst: &Installed,
     tok: &Path,
     work: &Path,
-    streams: usize,
-    requests: usize,
+    level: Level,
 ) -> Result<Value> {
     let since = unix_ms() - 1.0;
-    let peer = run_tool(tool, inst, &studio.url, tok, work, streams, requests).await?;
+    let peer = run_tool(tool, inst, &studio.url, tok, work, level).await?;
     // Ground truth is filed when a response's stream ends; give the last ones a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let records = ttft_e2e::ground_truth_since(studio.port, since, MODEL).await?;
@@ -678,15 +678,17 @@ pub async fn peers(studio: &ttft_e2e::Studio, root: &Path, rounds: usize) -> Res
                 continue;
             }
         };
-        let mut level_rounds: Vec<Vec<Value>> = vec![Vec::new(); LEVELS.len()];
+        let levels = plan::levels();
+        let mut level_rounds: Vec<Vec<Value>> = vec![Vec::new(); levels.len()];
         let mut round_s = Vec::new();
         let mut failure = None;
         'rounds: for round in 0..rounds {
             let started = Instant::now();
-            for (k, &(streams, requests)) in LEVELS.iter().enumerate() {
+            for (k, &level) in levels.iter().enumerate() {
+                let streams = level.streams;
                 eprintln!("peers: {label}, round {}, {streams} streams…", round + 1);
                 let work = dir.join(format!("{}-run", tool.dir_name()));
-                match measure(studio, tool, &inst, &tok, &work, streams, requests).await {
+                match measure(studio, tool, &inst, &tok, &work, level).await {
                     Ok(r) => level_rounds[k].push(r),
                     Err(e) => {
                         failure = Some(format!("run at {streams} streams: {e:#}"));
@@ -696,11 +698,11 @@ pub async fn peers(studio: &ttft_e2e::Studio, root: &Path, rounds: usize) -> Res
             }
             round_s.push((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
         }
-        for (k, &(streams, requests)) in LEVELS.iter().enumerate() {
+        for (k, level) in levels.iter().enumerate() {
             if !level_rounds[k].is_empty() {
                 rows.push(json!({
                     "client": label, "kind": "peer", "transport": "HTTP/1.1",
-                    "streams": streams, "requests": requests,
+                    "streams": level.streams, "requests": level.requests, "tokens": level.tokens,
                     "rounds": std::mem::take(&mut level_rounds[k]),
                 }));
             }
@@ -720,9 +722,9 @@ pub async fn peers(studio: &ttft_e2e::Studio, root: &Path, rounds: usize) -> Res
 
 /// `ttft-bench ROOT --peers-only`: runs the peers alone (one round) and prints their JSON.
 pub async fn standalone(root: &Path) -> Result<()> {
-    let studio = ttft_e2e::start_studio().await?;
+    let served = crate::server::start_from_env(root).await?;
     let started = Instant::now();
-    let mut v = peers(&studio, root, 1).await?;
+    let mut v = peers(&served.studio, root, 1).await?;
     v["duration_s"] = json!(started.elapsed().as_secs_f64().round());
     println!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())

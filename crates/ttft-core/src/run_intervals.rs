@@ -360,24 +360,8 @@ impl RunSamples {
                 percentile_estimate(self.values(of), f64::from(pct) / 100.0, level)
             }
             Figure::Itl { pct } => {
-                let p = f64::from(pct) / 100.0;
-                let value = self.itl.percentile(p)?;
-                let n = self.itl.groups();
-                let needs = itl_requests_needed(p, level);
-                if n < needs {
-                    return Some(Estimate::without_interval(value, n, Some(needs)));
-                }
-                let interval = if n >= LARGE {
-                    self.itl.woodruff(p, level).map(|(i, _)| i)
-                } else {
-                    let reps = self.replicates(figure)?;
-                    bootstrap::expanded_interval(&reps, value, level, n)
-                };
-                Some(Estimate {
-                    value,
-                    interval,
-                    n,
-                    needs: None,
+                cluster_estimate(&self.itl, f64::from(pct) / 100.0, level, || {
+                    self.replicates(figure)
                 })
             }
             Figure::Share { of } => {
@@ -386,6 +370,37 @@ impl RunSamples {
             }
         }
     }
+}
+
+/// Percentile `p` (0–1) of values grouped by request (per-gap ITL, or any per-gap error) with
+/// the interval the studio shows for per-gap ITL: none below [`itl_requests_needed`] requests
+/// (the estimate says how many), Woodruff's from [`LARGE`] requests up, and otherwise the
+/// expanded percentile interval of the [`REPLICATES`] cluster-bootstrap replicates that
+/// `replicates` draws (or returns from a cache). `None` without values.
+pub fn cluster_estimate(
+    clusters: &Clusters,
+    p: f64,
+    level: f64,
+    replicates: impl FnOnce() -> Option<Arc<Vec<f64>>>,
+) -> Option<Estimate> {
+    let level = sane_level(level);
+    let value = clusters.percentile(p)?;
+    let n = clusters.groups();
+    let needs = itl_requests_needed(p, level);
+    if n < needs {
+        return Some(Estimate::without_interval(value, n, Some(needs)));
+    }
+    let interval = if n >= LARGE {
+        clusters.woodruff(p, level).map(|(i, _)| i)
+    } else {
+        bootstrap::expanded_interval(&replicates()?, value, level, n)
+    };
+    Some(Estimate {
+        value,
+        interval,
+        n,
+        needs: None,
+    })
 }
 
 /// Requests a per-gap percentile needs for a cluster-bootstrap interval: at least

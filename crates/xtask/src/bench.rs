@@ -1,6 +1,7 @@
-//! `cargo xtask bench`: builds the app if needed, installs Locust if it can, and runs the
-//! `ttft-bench` binary (crate `crates/ttft-bench`) in release, which writes `BENCHMARKS.md` and
-//! `bench/results.json`.
+//! `cargo xtask bench [MODE]`: builds the app if needed and the release server, installs Locust
+//! if it can, and runs the `ttft-bench` binary (crate `crates/ttft-bench`) in release, which
+//! writes `BENCHMARKS.md` and `bench/results.json`. `MODE` goes to `ttft-bench` as it is
+//! (`--server-compare`, `--fidelity-only`, `--render-only`, …).
 
 use std::time::Instant;
 
@@ -27,6 +28,14 @@ pub(crate) fn bench() -> Result<()> {
             None
         }
     };
+    // The reference endpoint runs as a deployment runs it: the release server, its own process
+    // (`TTFT_BENCH_SERVER=in-process` runs it inside the bench instead).
+    run("release server (the bench's reference endpoint)", {
+        let mut c = cmd("cargo");
+        c.args(["build", "--release", "-p", "ttft-server"]);
+        c
+    })?;
+    let args: Vec<String> = std::env::args().skip(2).collect();
     run("benchmark (headless Chromium, reference endpoint)", {
         let mut c = cmd("cargo");
         c.args([
@@ -38,7 +47,8 @@ pub(crate) fn bench() -> Result<()> {
             "ttft-bench",
             "--",
         ])
-        .arg(root());
+        .arg(root())
+        .args(&args);
         if let Some(l) = locust {
             c.env("LOCUST", l);
         }
