@@ -59,16 +59,19 @@ impl Exchange {
         }
     }
 
-    /// The request's timeline: the capture parsed by the core.
-    pub fn timeline(&self, dialect: Option<Dialect>) -> RequestTimeline {
-        self.capture.record(dialect).unwrap_or_else(|e| {
-            RequestRecorder::new(self.capture.sent_at, dialect, None).fail(
-                self.capture.sent_at,
-                Outcome::NetworkError {
-                    message: e.to_string(),
-                },
-            )
-        })
+    /// The request's timeline: the capture parsed by the core, for a request that asked for
+    /// `choices` answers (`n`; see [`ttft_core::request::choices_asked`]).
+    pub fn timeline(&self, dialect: Option<Dialect>, choices: Option<u32>) -> RequestTimeline {
+        self.capture
+            .record_asking(dialect, choices)
+            .unwrap_or_else(|e| {
+                RequestRecorder::new(self.capture.sent_at, dialect, None).fail(
+                    self.capture.sent_at,
+                    Outcome::NetworkError {
+                        message: e.to_string(),
+                    },
+                )
+            })
     }
 }
 
@@ -113,8 +116,9 @@ pub fn failure(f: Failure) -> Outcome {
             ),
         }
     } else if f.cancelled {
-        Outcome::Aborted {
-            message: "cancelled by the user: partial data kept".into(),
+        Outcome::CutByClient {
+            message: "cancelled by the user (Stop): partial data kept; not the server's failure"
+                .into(),
         }
     } else if f.during_body {
         Outcome::Truncated {

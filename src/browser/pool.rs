@@ -134,7 +134,9 @@ impl Shared {
         self.next_index.set(index + 1);
         let p = &self.plan;
         // Parsed here, once the request is over: never between two reads' stamps.
-        let timeline = exchange.timeline(p.dialect);
+        // One answer unless the body asked for several: a server that numbers a single
+        // answer's `choices[].index` wrongly does not split it.
+        let timeline = exchange.timeline(p.dialect, ttft_core::request::choices_asked(&spec.body));
         // The raw bytes and times stay with the record, so the run can be exported as a
         // timeline (ttft-timeline/1); t0 on the wall clock from the page's origin when the
         // exchange did not say.

@@ -143,7 +143,12 @@ fn Headline(
     /// Each figure's interval, once read.
     tiles: Tiles,
 ) -> impl IntoView {
-    let errors: usize = agg.errors.values().sum();
+    let errors = agg.failed();
+    // Requests the client cut at its own end of run are not the server's failures: apart.
+    let errors_value = match agg.cut_by_client {
+        0 => format!("{errors} / {}", agg.judged()),
+        cut => format!("{errors} / {} ({cut} cut by the run's end)", agg.judged()),
+    };
     let first_token_hint = match agg.tool_call_first {
         0 => "When the first output of any kind arrived: reasoning, a tool call or answer text."
             .to_owned(),
@@ -151,7 +156,7 @@ fn Headline(
             "When the first output of any kind arrived: reasoning, a tool call or answer text ({n} requests began with a tool call)."
         ),
     };
-    let scored_of = agg.count.saturating_sub(errors);
+    let scored_of = agg.judged().saturating_sub(errors);
     view! {
         <div class="figures" data-testid="headline">
             <Figure label="First byte P50" value=ms(p(agg.ttfb, |s| s.p50)) testid="ttfb-p50" summary="ttfb_p50" tiles=tiles
@@ -170,7 +175,8 @@ fn Headline(
             <Figure label="Decode rate P50" value=per_s(p(agg.tokens_per_s, |s| s.p50)) testid="tokens-per-s" summary="decode_rate_p50" tiles=tiles />
             <Figure label="Time to valid JSON P50" value=ms(p(agg.json_valid, |s| s.p50)) testid="json-valid-p50" summary="json_valid_p50" tiles=tiles />
             <Figure label="Goodput" value=pct(agg.goodput) testid="goodput" summary="goodput" tiles=tiles />
-            <Figure label="Errors" value=format!("{errors} / {}", agg.count) testid="errors" summary="error_rate" tiles=tiles />
+            <Figure label="Errors" value=errors_value testid="errors" summary="error_rate" tiles=tiles
+                hint="The server's failures over the requests it is judged on; requests the client cut at its own end of run (a time limit, a stop) are counted apart." />
             {agg.server_per_token.map(|s| view! { <Figure label="Server decode/token P50 (reported)" value=ms(Some(s.p50)) testid="server-per-token" /> })}
             {agg.server_prefill.map(|s| view! { <Figure label="Server prefill P50 (reported)" value=ms(Some(s.p50)) testid="server-prefill" /> })}
             {move || view! { <ExperienceFigures experience=experience.get() scored_of=scored_of reading=reading deadlines=deadlines tiles=tiles /> }}

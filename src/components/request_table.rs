@@ -71,7 +71,7 @@ fn row(r: &RequestRecord, slo: Memo<HashMap<u32, String>>) -> impl IntoView + us
     let notes = notes(r);
     let tip = notes.clone();
     view! {
-        <tr class=if r.outcome.is_ok() { "" } else { "failed" } data-outcome=r.outcome.kind()>
+        <tr class=if r.outcome.is_failure() { "failed" } else if r.outcome.is_cut_by_client() { "cut" } else { "" } data-outcome=r.outcome.kind()>
             <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
             <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td class="first-answer">{ms(m.first_answer_ms)}</td><td>{ms(m.meaningful_ms)}</td>
             <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>

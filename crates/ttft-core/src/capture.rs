@@ -77,6 +77,16 @@ impl Capture {
     /// Replays the capture through the core: the request's timeline, exactly as if the reads
     /// had been fed one by one as they arrived.
     pub fn record(&self, dialect: Option<Dialect>) -> Result<RequestTimeline, CaptureError> {
+        self.record_asking(dialect, None)
+    }
+
+    /// [`Capture::record`] for a request that asked for `choices` answers (`n`, `None` when
+    /// unknown; see [`RequestRecorder::asking`]).
+    pub fn record_asking(
+        &self,
+        dialect: Option<Dialect>,
+        choices: Option<u32>,
+    ) -> Result<RequestTimeline, CaptureError> {
         let read_bytes: u64 = self.reads.iter().map(|r| u64::from(r.bytes)).sum();
         if read_bytes != self.body.len() as u64 {
             return Err(CaptureError {
@@ -84,7 +94,7 @@ impl Capture {
                 body_bytes: self.body.len() as u64,
             });
         }
-        let mut rec = RequestRecorder::new(self.sent_at, dialect, None);
+        let mut rec = RequestRecorder::new(self.sent_at, dialect, None).asking(choices);
         if let Some(h) = &self.head {
             rec.on_headers(h.at, h.status, h.content_type.as_deref());
         }

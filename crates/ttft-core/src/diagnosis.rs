@@ -81,6 +81,7 @@ pub fn diagnose_with(
     out.extend(knee_finding(report, agg));
     out.extend(browser_queue_finding(agg));
     out.extend(errors_finding(agg));
+    out.extend(cut_by_client_finding(agg));
     out.extend(not_streamed_finding(agg));
     out.extend(estimated_tokens_finding(agg, ok.len()));
     out
@@ -320,14 +321,14 @@ fn errors_finding(agg: &Aggregates) -> Option<Finding> {
     if agg.errors.is_empty() {
         return None;
     }
-    let total: usize = agg.errors.values().sum();
+    let total = agg.failed();
     Some(finding(
         "errors",
         Severity::Problem,
         "Requests failed",
         format!(
             "{total} of {} failed: {}",
-            agg.count,
+            agg.judged(),
             agg.errors
                 .iter()
                 .map(|(k, v)| format!("{k} {v}"))
@@ -336,6 +337,22 @@ fn errors_finding(agg: &Aggregates) -> Option<Finding> {
         ),
         "Open the failed requests to see each message; errors are excluded from latency statistics.",
     ))
+}
+
+/// `cut_by_client`: requests the client cut at its own end of run, told apart from failures.
+fn cut_by_client_finding(agg: &Aggregates) -> Option<Finding> {
+    (agg.cut_by_client > 0).then(|| {
+        finding(
+            "cut_by_client",
+            Severity::Info,
+            "Requests cut by the run's end",
+            format!(
+                "{} of {} cut by the client's own end of run (a time limit, a stop or a cancel): not the server's failures",
+                agg.cut_by_client, agg.count
+            ),
+            "Their partial data is kept in the request table; they are left out of the latency statistics, the error rate and goodput.",
+        )
+    })
 }
 
 /// `not_streamed`: requests answered in one piece.

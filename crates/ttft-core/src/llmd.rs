@@ -261,7 +261,12 @@ fn stage_report(report: &Report, group: &str, stage: usize) -> Value {
     let level = members.first().and_then(|r| r.level);
     let incomplete = members
         .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Aborted { .. } | Outcome::Timeout { .. }))
+        .filter(|r| {
+            matches!(
+                r.outcome,
+                Outcome::Aborted { .. } | Outcome::CutByClient { .. } | Outcome::Timeout { .. }
+            )
+        })
         .count();
     let failures = members.len() - ok.len() - incomplete;
     let counted: Vec<&RequestRecord> = ok

@@ -283,7 +283,8 @@ pub fn locustfile(
         .iter()
         .map(|j| {
             json!({"path": j.path, "body": j.body, "group": j.group, "level": j.level,
-                   "turn": j.turn, "prompt_tokens": j.prompt_tokens, "warmup": j.warmup})
+                   "turn": j.turn, "prompt_tokens": j.prompt_tokens, "warmup": j.warmup,
+                   "choices": crate::request::choices_asked(&j.body)})
         })
         .collect();
     let jobs_literal = format!(
@@ -433,8 +434,9 @@ fn header_comment(
         l("    the run ends when every worker is done. Total = N x workers: give N = total / workers. 0 = no limit:".into());
         l("    the plan's requests are sent over and over (warm-ups only once) until -t ends the run.".into());
     }
-    l("  -t bounds the run in time either way. A request in flight when -t stops its user is written as `aborted`".into());
-    l("    (what it read is kept); add --stop-timeout 60 to let requests in flight finish instead.".into());
+    l("  -t bounds the run in time either way. A request in flight when -t stops its user is written as `cut_by_client`".into());
+    l("    (what it read is kept; counted apart, never as the server's error); add --stop-timeout 60 to let requests".into());
+    l("    in flight finish instead.".into());
     if scenario.rate_per_s > 0.0 {
         l(format!(
             "  Poisson arrivals at {} requests/s in total (the studio's rate): each worker sends at rate / --ttft-workers",
@@ -761,11 +763,13 @@ class StreamingUser(User):
         except BaseException as e:  # Locust stopping the user (GreenletExit): keep what was read
             aborted = e
             end = {"kind": "failed", "at_ms": _ms(time.perf_counter_ns()),
-                   "outcome": {"kind": "aborted", "message": "stopped by Locust"}}
+                   "outcome": {"kind": "cut_by_client",
+                               "message": "stopped by Locust (the run's end, -t or a stop): partial data kept"}}
         body = b"".join(chunks)
         line = {"format": FORMAT, "run": RUN, "vantage": W.vantage,
                 "request": {"index": index, "api": API, "url": url, "model": MODEL, "group": group,
                             "level": level, "turn": job["turn"], "prompt_tokens": job["prompt_tokens"],
+                            "choices": job.get("choices"),
                             "warmup": job["warmup"]},
                 "sent_wall_ms": sent_wall_ms, "sent_ms": _ms(t0), "head": head,
                 "reads": [[_ms(t), len(c)] for t, c in zip(stamps, chunks)],

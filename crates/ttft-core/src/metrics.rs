@@ -49,7 +49,11 @@
 //!   to the choice that had just finished. Otherwise `T` sums per-choice counts (usage on each
 //!   choice's finish chunk, vLLM's per-choice continuous usage, llama.cpp timings).
 //! - The top-level `text`, `reasoning_text`, tool calls, JSON tracking and meaningful first
-//!   token describe the *primary* choice: the lowest index with output.
+//!   token describe the *primary* choice: the lowest index with output; so do the opener
+//!   cost (its meaningful first token minus *its* first answer token) and the top-level
+//!   `server_timings`. Each choice keeps its own server timings (llama.cpp runs each choice
+//!   as its own task, with its own `timings` after its finish) and its number of gaps, so
+//!   ITL against output position counts positions within each choice.
 //!
 //! **Not streamed**: a 2xx body that was one JSON document ([`RequestTimeline::streamed`]
 //! false) is one arrival at the body's end: TTFT is then the whole answer's arrival, and ITL,
@@ -163,6 +167,16 @@ pub struct ChoiceSummary {
     /// Its reasoning text.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reasoning_text: String,
+    /// Its first answer (or refusal) text (ms from t0), when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_answer_ms: Option<f64>,
+    /// Its gaps in [`RequestMetrics::itl_ms`] (which lists choice 0's gaps, then choice 1's,
+    /// …); `None` when not known (reports and links made before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gaps: Option<u32>,
+    /// Its own server timings (llama.cpp's `timings` after its finish), when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_timings: Option<ServerTimings>,
 }
 
 fn yes() -> bool {
@@ -226,7 +240,8 @@ pub struct RequestMetrics {
     pub stalls: Vec<Stall>,
     /// Output tokens per second over the streaming phase.
     pub decode_tokens_per_s: Option<f64>,
-    /// Server-side timings, when reported.
+    /// Server-side timings, when reported (the primary choice's when there are several; each
+    /// choice's are in [`ChoiceSummary::server_timings`]).
     pub server_timings: Option<ServerTimings>,
     /// JSON tracking of the answer.
     pub json: Option<JsonProgress>,
@@ -259,6 +274,8 @@ struct ChoiceAcc {
     finish: Option<String>,
     text: String,
     reasoning: String,
+    first_answer: Option<f64>,
+    timings: Option<ServerTimings>,
 }
 
 /// A choice's cumulative usage looked up by read: the count of the last usage (in stream
@@ -404,9 +421,48 @@ impl RequestMetrics {
         })
     }
 
-    /// Time the openers cost: meaningful first token minus first answer token.
+    /// Time the openers cost: meaningful first token minus first answer token, both of the
+    /// primary choice (with several choices, another choice's earlier answer is not where
+    /// this one's openers began).
     pub fn opener_cost_ms(&self) -> Option<f64> {
-        Some(self.meaningful_ms? - self.first_answer_ms?)
+        let first_answer = match self.choices.iter().find(|c| c.first_token_ms.is_some()) {
+            Some(primary) => primary.first_answer_ms.or(primary.first_token_ms)?,
+            None => self.first_answer_ms?,
+        };
+        Some(self.meaningful_ms? - first_answer)
+    }
+
+    /// Where each choice's gaps begin in [`Self::per_token_itl`] (offsets, ascending, the
+    /// first 0), for a request that streamed several choices whose gap counts are known;
+    /// `None` otherwise (one choice: its gaps are all one sequence).
+    pub fn choice_gap_starts(&self) -> Option<Vec<usize>> {
+        if self.choices.len() < 2 {
+            return None;
+        }
+        let counts: Vec<usize> = self
+            .choices
+            .iter()
+            .map(|c| c.gaps.map(|g| g as usize))
+            .collect::<Option<_>>()?;
+        if counts.iter().sum::<usize>() != self.itl_ms.len() {
+            return None;
+        }
+        // The samples each gap becomes, exactly as `extend_per_token_itl` makes them.
+        let mut samples = self
+            .itl_ms
+            .iter()
+            .zip(&self.gap_tokens)
+            .map(|(_, t)| match t {
+                Some(n) if *n > 1 && *n <= MAX_TOKENS_PER_ARRIVAL => *n as usize,
+                _ => 1,
+            });
+        let mut starts = Vec::with_capacity(counts.len());
+        let mut at = 0usize;
+        for n in counts {
+            starts.push(at);
+            at += samples.by_ref().take(n).sum::<usize>();
+        }
+        Some(starts)
     }
 }
 
@@ -609,8 +665,12 @@ impl<'c> EventWalk<'c> {
             StreamEvent::Usage { usage, with_output } => self.usage(ev, usage, *with_output),
             StreamEvent::Timings(t) => {
                 self.counts.timings = Some(*t);
-                if let (Some(ch), Some(n)) = (ev.choice.or(self.last_finished), t.predicted_n) {
-                    self.per.entry(ch).or_default().timings_tokens = Some(n);
+                if let Some(ch) = ev.choice.or(self.last_finished) {
+                    let acc = self.per.entry(ch).or_default();
+                    acc.timings = Some(*t);
+                    if let Some(n) = t.predicted_n {
+                        acc.timings_tokens = Some(n);
+                    }
                 }
             }
             _ => {}
@@ -628,7 +688,10 @@ impl<'c> EventWalk<'c> {
         let acc = self.per.entry(choice).or_default();
         acc.last_at = Some(at);
         match &ev.event {
-            StreamEvent::Content(t) | StreamEvent::Refusal(t) => acc.text.push_str(t),
+            StreamEvent::Content(t) | StreamEvent::Refusal(t) => {
+                acc.text.push_str(t);
+                acc.first_answer.get_or_insert(at);
+            }
             StreamEvent::Reasoning(t) => acc.reasoning.push_str(t),
             StreamEvent::Finish(r) => {
                 acc.finish = Some(r.clone());
@@ -711,6 +774,15 @@ impl<'c> EventWalk<'c> {
         };
         let (opener_text, meaningful_ms) = self.text.opener_split(&self.cfg.openers);
         let counts = self.counts;
+        // With several choices, the primary's own timings (each choice reports its own).
+        let server_timings = if multi {
+            self.per
+                .get(&self.primary)
+                .and_then(|a| a.timings)
+                .or(counts.timings)
+        } else {
+            counts.timings
+        };
         RequestMetrics {
             ttfb_ms: tl.headers_at.map(rel),
             ttft_ms,
@@ -737,7 +809,7 @@ impl<'c> EventWalk<'c> {
             coalesced: arrivals.coalesced,
             stalls: gaps.stalls,
             decode_tokens_per_s,
-            server_timings: counts.timings,
+            server_timings,
             json: self.text.json.map(|j| j.progress().clone()),
             tool_calls: self.calls.into_timings(),
             text: self.text.answer,
@@ -929,6 +1001,9 @@ fn choice_summaries(per: &BTreeMap<u32, ChoiceAcc>) -> Vec<ChoiceSummary> {
             finish_reason: a.finish.clone(),
             text: a.text.clone(),
             reasoning_text: a.reasoning.clone(),
+            first_answer_ms: a.first_answer,
+            gaps: Some(a.arrivals.len().saturating_sub(1) as u32),
+            server_timings: a.timings,
         })
         .collect()
 }

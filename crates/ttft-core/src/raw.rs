@@ -70,6 +70,11 @@ pub struct RequestInfo {
     /// A warm-up request: kept, left out of the statistics.
     #[serde(default)]
     pub warmup: bool,
+    /// The answers the request asked for (`n`; 1 when its body did not say), when the
+    /// recorder knew: with 1, the stream is read as one answer whatever `choices[].index` it
+    /// carries ([`crate::timeline::RequestRecorder::asking`]). `None` in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<u32>,
 }
 
 /// The response head of a line.

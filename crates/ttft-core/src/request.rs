@@ -130,6 +130,15 @@ pub fn build_request(
             }
             ("/api/chat", b)
         }
+        Dialect::LlamaCppNative => {
+            // llama.cpp's own endpoint: a prompt string, `n_predict`; the stream's lines carry
+            // their token ids and the last one the server's timings.
+            let prompt: Vec<&str> = p.messages.iter().map(|(_, c)| c.as_str()).collect();
+            (
+                "/completion",
+                json!({"prompt": prompt.join("\n\n"), "n_predict": p.max_tokens, "stream": true}),
+            )
+        }
         Dialect::TgiNative => {
             let prompt: Vec<&str> = p.messages.iter().map(|(_, c)| c.as_str()).collect();
             (
@@ -138,11 +147,14 @@ pub fn build_request(
             )
         }
     };
+    // The top-level sampling fields: the OpenAI styles' and llama.cpp's own (`temperature`,
+    // `seed`, `ignore_eos` are documented `/completion` options).
     let openai_like = matches!(
         dialect,
         None | Some(Dialect::OpenAiChat)
             | Some(Dialect::OpenAiCompletions)
             | Some(Dialect::OpenAiResponses)
+            | Some(Dialect::LlamaCppNative)
     );
     if openai_like {
         if let Some(t) = p.temperature {
@@ -165,6 +177,18 @@ pub fn build_request(
         headers,
         body: body.to_string(),
     }
+}
+
+/// How many answers a request body asks for: OpenAI's `n` (llama.cpp's native `n_cmpl`), 1
+/// when the body does not say; `None` when the body is not a JSON object (unknown).
+pub fn choices_asked(body: &str) -> Option<u32> {
+    let v: Value = serde_json::from_str(body).ok()?;
+    let obj = v.as_object()?;
+    let n = ["n", "n_cmpl"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_u64))
+        .unwrap_or(1);
+    Some(u32::try_from(n).unwrap_or(u32::MAX).max(1))
 }
 
 /// A line of the extra-headers setting that is not `Name: value`.

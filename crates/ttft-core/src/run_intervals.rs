@@ -121,9 +121,10 @@ pub struct RunSamples {
     per_request: Vec<(PerRequest, Vec<f64>)>,
     /// Per-token gaps by request.
     itl: Clusters,
-    /// Measured requests.
+    /// Measured requests the server is judged on (those the client cut at its own end of run
+    /// are left out: [`Aggregates::judged`]).
     pub requests: usize,
-    /// Failed measured requests.
+    /// Failed measured requests (the server's failures).
     pub errors: usize,
     /// Measured requests within the thresholds.
     pub good: usize,
@@ -204,6 +205,10 @@ impl RunSamples {
     fn build(report: &Report, agg: &Aggregates, scores: Option<&[RequestExperience]>) -> Self {
         let reqs: Vec<&RequestRecord> = report.headline_requests().collect();
         let ok: Vec<&RequestRecord> = reqs.iter().copied().filter(|r| r.outcome.is_ok()).collect();
+        let judged = reqs
+            .iter()
+            .filter(|r| !r.outcome.is_cut_by_client())
+            .count();
         let mut per_request: Vec<(PerRequest, Vec<f64>)> = PerRequest::ALL
             .iter()
             .map(|k| {
@@ -256,9 +261,9 @@ impl RunSamples {
         Self {
             per_request,
             itl,
-            requests: reqs.len(),
-            errors: reqs.len() - ok.len(),
-            good: (agg.goodput * reqs.len() as f64).round() as usize,
+            requests: judged,
+            errors: reqs.iter().filter(|r| r.outcome.is_failure()).count(),
+            good: (agg.goodput * judged as f64).round() as usize,
             reading: (agg.experience.reading_requests, agg.experience.with_waits),
             pairs,
             seed,

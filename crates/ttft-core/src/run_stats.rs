@@ -130,6 +130,7 @@ fn statistics(report: &Report, with_experience: bool) -> Aggregates {
     Aggregates {
         count: reqs.len(),
         errors: error_kinds(&reqs),
+        cut_by_client: reqs.iter().filter(|r| r.outcome.is_cut_by_client()).count(),
         ttfb: summary(ok.iter().filter_map(|m| m.ttfb_ms)),
         ttft: summary(ok.iter().filter_map(|m| m.ttft_ms)),
         first_answer: summary(ok.iter().filter_map(|m| m.first_answer_ms)),
@@ -184,10 +185,11 @@ fn statistics(report: &Report, with_experience: bool) -> Aggregates {
     }
 }
 
-/// Failed requests counted by the kind of their outcome.
+/// Failed requests counted by the kind of their outcome; requests the client cut at its own
+/// end of run are not the server's failures and are counted apart.
 fn error_kinds(reqs: &[&RequestRecord]) -> BTreeMap<String, usize> {
     let mut errors = BTreeMap::new();
-    for r in reqs.iter().filter(|r| !r.outcome.is_ok()) {
+    for r in reqs.iter().filter(|r| r.outcome.is_failure()) {
         *errors.entry(r.outcome.kind().to_owned()).or_insert(0) += 1;
     }
     errors
@@ -199,6 +201,9 @@ struct RunItl {
     all: Vec<f64>,
     /// Each request's gaps, `all[a..b]` for `Some((a, b))` (a failed request has none).
     spans: Vec<Option<(usize, usize)>>,
+    /// For a request that streamed several choices, where each choice's gaps begin within
+    /// its span ([`RequestMetrics::choice_gap_starts`]): positions count within each choice.
+    choice_starts: Vec<(usize, Vec<usize>)>,
     /// Whether the sample is the chunk gaps' too (no arrival carried several tokens).
     is_gaps: bool,
 }
@@ -207,12 +212,17 @@ impl RunItl {
     fn gather(reqs: &[&RequestRecord]) -> Self {
         let mut all: Vec<f64> = Vec::new();
         let mut is_gaps = true;
+        let mut choice_starts = Vec::new();
         let spans = reqs
             .iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(i, r)| {
                 r.outcome.is_ok().then(|| {
                     let a = all.len();
                     is_gaps &= r.metrics.extend_per_token_itl(&mut all);
+                    if let Some(starts) = r.metrics.choice_gap_starts() {
+                        choice_starts.push((i, starts));
+                    }
                     (a, all.len())
                 })
             })
@@ -220,25 +230,44 @@ impl RunItl {
         Self {
             all,
             spans,
+            choice_starts,
             is_gaps,
         }
     }
 
-    /// ITL against output position, over the points in request order; a slope needs a span
-    /// of positions, so `None` unless some request has 64 gaps or more (under that it is noise).
+    /// ITL against output position, over the points in request order, positions counted within
+    /// each choice of a request that streamed several; a slope needs a span of positions, so
+    /// `None` unless some request (or choice) has 64 gaps or more (under that it is noise).
     fn against_position(&self) -> Option<LinearFit> {
-        let points = self.spans.iter().flatten().flat_map(|&(a, b)| {
+        // Each request's gaps as one sequence, or one per choice.
+        let mut sequences: Vec<(usize, usize)> = Vec::with_capacity(self.spans.len());
+        let mut choices = self.choice_starts.iter().peekable();
+        for (i, span) in self.spans.iter().enumerate() {
+            let Some((a, b)) = *span else { continue };
+            match choices.peek() {
+                Some((j, starts)) if *j == i => {
+                    for (k, &from) in starts.iter().enumerate() {
+                        let to = starts.get(k + 1).map_or(b, |&t| (a + t).min(b));
+                        sequences.push(((a + from).min(to), to));
+                    }
+                    choices.next();
+                }
+                _ => sequences.push((a, b)),
+            }
+        }
+        let points = sequences.iter().flat_map(|&(a, b)| {
             self.all[a..b]
                 .iter()
                 .enumerate()
                 .map(|(i, g)| ((i + 1) as f64, *g))
         });
-        linear_fit_iter(points).filter(|_| self.spans.iter().flatten().any(|(a, b)| b - a >= 64))
+        linear_fit_iter(points).filter(|_| sequences.iter().any(|(a, b)| b - a >= 64))
     }
 }
 
 /// The share of requests that succeeded within the thresholds: TTFT, and the request's P95
-/// gap (as its `Summary` would give it); 0 for no request.
+/// gap (as its `Summary` would give it), over the requests the server is judged on (those
+/// the client cut at its own end of run are left out); 0 for no request.
 fn goodput(reqs: &[&RequestRecord], run_itl: &RunItl, th: Thresholds) -> f64 {
     let mut scratch = Vec::new();
     let good = reqs
@@ -254,10 +283,14 @@ fn goodput(reqs: &[&RequestRecord], run_itl: &RunItl, th: Thresholds) -> f64 {
                 })
         })
         .count();
-    if reqs.is_empty() {
+    let judged = reqs
+        .iter()
+        .filter(|r| !r.outcome.is_cut_by_client())
+        .count();
+    if judged == 0 {
         0.0
     } else {
-        good as f64 / reqs.len() as f64
+        good as f64 / judged as f64
     }
 }
 

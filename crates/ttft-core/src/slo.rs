@@ -206,6 +206,9 @@ fn request_values(
     scratch: &mut Vec<f64>,
 ) -> [Value; 5] {
     let mut out = [Value::Missing; 5];
+    if r.outcome.is_cut_by_client() {
+        return out; // the client's own end of run: not counted for or against the server
+    }
     if !r.outcome.is_ok() {
         return [Value::Fails; 5];
     }

@@ -231,7 +231,7 @@ const FIGURES: &[Definition] = &[
     (
         "error_rate",
         SummaryUnit::Fraction,
-        |a| (a.count > 0).then(|| a.errors.values().sum::<usize>() as f64 / a.count as f64),
+        |a| (a.judged() > 0).then(|| a.failed() as f64 / a.judged() as f64),
         Some(Figure::Share { of: Share::Errors }),
         None,
     ),

@@ -12,8 +12,13 @@ use crate::dialect::{Dialect, DialectDecoder, StreamEvent};
 use crate::sse::{FrameDecoder, Framing};
 
 /// How a request ended.
+///
+/// [`Outcome::CutByClient`] is the client's own doing (the run's end, a stop, a cancel), not
+/// the server's: such requests are counted apart and never as errors or against goodput. Older
+/// files and reports wrote them as `aborted` with the message of the client that cut them;
+/// those read back as [`Outcome::CutByClient`] ([`CLIENT_CUT_MESSAGES`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", from = "OutcomeWire")]
 pub enum Outcome {
     /// The stream completed and reported no error.
     Ok,
@@ -34,9 +39,15 @@ pub enum Outcome {
         /// What was missing.
         message: String,
     },
-    /// The user (or the runner) cancelled the request.
+    /// The request was aborted for a reason not known to be the client's own end of run.
     Aborted {
         /// Why.
+        message: String,
+    },
+    /// The client cut the request at its own end of run: a time limit (Locust's `-t`), the
+    /// user's stop, a peer tool's cancellation. Not the server's failure; partial data is kept.
+    CutByClient {
+        /// Who cut it and why.
         message: String,
     },
     /// The request exceeded its time limit.
@@ -60,6 +71,7 @@ impl Outcome {
             Outcome::StreamError { .. } => "stream_error",
             Outcome::Truncated { .. } => "truncated",
             Outcome::Aborted { .. } => "aborted",
+            Outcome::CutByClient { .. } => "cut_by_client",
             Outcome::Timeout { .. } => "timeout",
             Outcome::NetworkError { .. } => "network_error",
         }
@@ -73,6 +85,7 @@ impl Outcome {
             | Outcome::StreamError { message }
             | Outcome::Truncated { message }
             | Outcome::Aborted { message }
+            | Outcome::CutByClient { message }
             | Outcome::Timeout { message }
             | Outcome::NetworkError { message } => Some(message),
         }
@@ -81,6 +94,72 @@ impl Outcome {
     /// True for [`Outcome::Ok`].
     pub fn is_ok(&self) -> bool {
         matches!(self, Outcome::Ok)
+    }
+
+    /// True for [`Outcome::CutByClient`]: the client's own end of run, not the server's
+    /// failure (left out of errors, goodput and the objectives).
+    pub fn is_cut_by_client(&self) -> bool {
+        matches!(self, Outcome::CutByClient { .. })
+    }
+
+    /// True for an outcome that counts as the server's failure: neither ok nor cut by the
+    /// client.
+    pub fn is_failure(&self) -> bool {
+        !self.is_ok() && !self.is_cut_by_client()
+    }
+
+    /// The same outcome, with an `aborted` that older clients wrote for their own cut
+    /// ([`CLIENT_CUT_MESSAGES`]) read as [`Outcome::CutByClient`].
+    pub fn normalised(self) -> Self {
+        match self {
+            Outcome::Aborted { message }
+                if CLIENT_CUT_MESSAGES.iter().any(|m| message.starts_with(m)) =>
+            {
+                Outcome::CutByClient { message }
+            }
+            other => other,
+        }
+    }
+}
+
+/// The messages with which older clients wrote their own cut as `aborted`: the locustfile
+/// (Locust stopping its users at `-t` or a stop), the studio's Stop, and the imports of
+/// AIPerf's cancelled and GuideLLM's incomplete requests. An `aborted` outcome whose message
+/// begins with one of them reads as [`Outcome::CutByClient`].
+pub const CLIENT_CUT_MESSAGES: [&str; 4] = [
+    "stopped by Locust",
+    "cancelled by the user",
+    "AIPerf cancelled the request",
+    "GuideLLM recorded the request as incomplete",
+];
+
+/// [`Outcome`] as written, before older clients' cuts are recognised ([`Outcome::normalised`]).
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum OutcomeWire {
+    Ok,
+    HttpError { status: u16, message: String },
+    StreamError { message: String },
+    Truncated { message: String },
+    Aborted { message: String },
+    CutByClient { message: String },
+    Timeout { message: String },
+    NetworkError { message: String },
+}
+
+impl From<OutcomeWire> for Outcome {
+    fn from(w: OutcomeWire) -> Self {
+        match w {
+            OutcomeWire::Ok => Outcome::Ok,
+            OutcomeWire::HttpError { status, message } => Outcome::HttpError { status, message },
+            OutcomeWire::StreamError { message } => Outcome::StreamError { message },
+            OutcomeWire::Truncated { message } => Outcome::Truncated { message },
+            OutcomeWire::Aborted { message } => Outcome::Aborted { message },
+            OutcomeWire::CutByClient { message } => Outcome::CutByClient { message },
+            OutcomeWire::Timeout { message } => Outcome::Timeout { message },
+            OutcomeWire::NetworkError { message } => Outcome::NetworkError { message },
+        }
+        .normalised()
     }
 }
 
@@ -175,16 +254,22 @@ pub struct RequestRecorder {
     /// The body so far while it may be one JSON document (starts with `{` or `[`, not SSE,
     /// not yet proven NDJSON by two well-formed lines); dropped beyond [`MAX_DOCUMENT`].
     document: Option<Vec<u8>>,
+    /// The body was still one JSON document when it grew past [`MAX_DOCUMENT`]: the request
+    /// ends with an error that names the limit instead of reading its lines as a stream.
+    document_too_large: bool,
     /// The body's first byte other than whitespace or a BOM was seen (and opened a document).
     document_opened: bool,
     /// JSON-object frames decoded without a malformed event (two make an NDJSON stream).
     well_formed_frames: u32,
     /// Bytes examined outside the framing (see [`Self::examined`]).
     examined: u64,
+    /// One answer was asked for ([`Self::asking`]): every event is the one answer's.
+    single_choice: bool,
 }
 
-/// Largest body kept for reading as one JSON document.
-const MAX_DOCUMENT: usize = 8 * 1024 * 1024;
+/// Largest body read as one JSON document (a non-streamed answer): 64 MiB. A larger one ends
+/// the request with an error that says so (a stream of any length is not held to it).
+pub const MAX_DOCUMENT: usize = 64 * 1024 * 1024;
 
 impl RequestRecorder {
     /// Starts a request sent at `sent_at`; `dialect`/`framing` `None` mean detect.
@@ -209,10 +294,21 @@ impl RequestRecorder {
             saw_finish: false,
             error: None,
             document: Some(Vec::new()),
+            document_too_large: false,
             document_opened: false,
             well_formed_frames: 0,
             examined: 0,
+            single_choice: false,
         }
+    }
+
+    /// Says how many answers the request asked for (`n`, see [`crate::request::choices_asked`];
+    /// `None` when unknown). With one, every event belongs to that answer whatever
+    /// `choices[].index` the server gives it: a server that numbers a single answer's chunks
+    /// wrongly does not split it. With several (or unknown), the indexes tell answers apart.
+    pub fn asking(mut self, choices: Option<u32>) -> Self {
+        self.single_choice = choices == Some(1);
+        self
     }
 
     /// Response headers arrived at `at`.
@@ -273,8 +369,11 @@ impl RequestRecorder {
                 }
             }
         }
-        if doc.len() > MAX_DOCUMENT || self.well_formed_frames >= 2 {
+        if self.well_formed_frames >= 2 {
+            self.document = None; // an NDJSON stream
+        } else if doc.len() > MAX_DOCUMENT {
             self.document = None;
+            self.document_too_large = true;
         }
     }
 
@@ -326,6 +425,11 @@ impl RequestRecorder {
     /// Records decoded events that arrived with read `read` at `at`.
     fn push_events(&mut self, at: f64, read: u32, events: Vec<(Option<u32>, StreamEvent)>) {
         for (choice, event) in events {
+            let choice = if self.single_choice {
+                choice.map(|_| 0)
+            } else {
+                choice
+            };
             self.note(&event);
             self.timeline.events.push(TimedEvent {
                 at,
@@ -381,6 +485,18 @@ impl RequestRecorder {
         self.timeline.dialect = self.decoder.dialect().or(self.timeline.dialect);
         self.timeline.framing = self.frames.framing().or(self.timeline.framing);
         self.timeline.comments = self.frames.comments();
+        if outcome.is_none() && self.document_too_large && self.well_formed_frames < 2 {
+            // Its lines are not a stream: what the framing made of them is not the answer.
+            self.timeline.events.clear();
+            self.timeline.streamed = false;
+            self.timeline.outcome = Outcome::StreamError {
+                message: format!(
+                    "the answer is one JSON document (not streamed) larger than {} MiB, the most the studio reads as one answer: ask for a shorter answer or turn streaming on",
+                    MAX_DOCUMENT / (1024 * 1024)
+                ),
+            };
+            return self.timeline;
+        }
         let malformed = self.timeline.events.iter().find_map(|e| match &e.event {
             StreamEvent::Malformed(m) => Some(m.clone()),
             _ => None,

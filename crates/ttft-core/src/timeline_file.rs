@@ -269,6 +269,8 @@ pub fn export(report: &Report, vantage: &Vantage) -> String {
                         report.scenario_kind() == Some(ScenarioKind::PromptSweep),
                     ),
                     warmup: r.warmup,
+                    // One answer unless the run streamed several for this request.
+                    choices: Some(r.metrics.choices.len().max(1) as u32),
                 },
             ),
         };
@@ -600,10 +602,10 @@ fn records(
             continue;
         };
         // Checked when parsed: a capture that fails here still never panics.
-        let Ok(timeline) = line
-            .to_capture()
-            .and_then(|c| c.record(line.request.api).map_err(TimelineError::from))
-        else {
+        let Ok(timeline) = line.to_capture().and_then(|c| {
+            c.record_asking(line.request.api, line.request.choices)
+                .map_err(TimelineError::from)
+        }) else {
             continue;
         };
         let record = RequestRecord::from_timeline(

@@ -73,6 +73,7 @@ pub fn line(client: &str, worker: &str, index: u32, level: f64, sent: f64, ttft:
         turn: None,
         prompt_tokens: None,
         warmup: false,
+        choices: None,
     };
     let wall = WALL0 + sent;
     TimelineLine::new(

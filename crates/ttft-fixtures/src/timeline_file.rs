@@ -195,6 +195,7 @@ pub fn worker_file(worker: &str, indexes: &[u32], sent0: f64, wall_offset: f64) 
                 turn: None,
                 prompt_tokens: Some(512),
                 warmup: false,
+                choices: None,
             },
             RawCapture::new(streamed(sent, 100.0, 20.0), wall_offset + sent),
         );

@@ -2,15 +2,15 @@
 //!
 //! Covers OpenAI chat completions (and the servers that imitate it: vLLM, SGLang, TensorRT-LLM,
 //! llama.cpp, Ollama's `/v1`, TGI's Messages API), OpenAI completions, the OpenAI Responses API,
-//! Anthropic Messages, Ollama native `/api/chat` (and `/api/generate`) and TGI native
-//! `generate_stream`. The dialect is detected from the first events or chosen up front; errors
+//! Anthropic Messages, Ollama native `/api/chat` (and `/api/generate`), TGI native
+//! `generate_stream` and llama.cpp's native `/completion`. The dialect is detected from the first events or chosen up front; errors
 //! are recognised in every dialect (a top-level `error` key always means an error).
 //!
 //! This module holds what every dialect shares: the [`Dialect`] enum with its stable ids, the
 //! event types ([`StreamEvent`], [`Usage`], [`ServerTimings`], [`StreamError`]), detection
 //! ([`detect`]) and the [`DialectDecoder`], which parses the JSON, recognises errors and hands the
 //! value to one decoder per API: `openai` (chat and completions), `responses`, `anthropic`,
-//! `ollama` and `tgi`. The `fields` module parses the pieces they have in common (non-empty
+//! `ollama`, `tgi` and `llamacpp`. The `fields` module parses the pieces they have in common (non-empty
 //! strings, usage objects, llama.cpp timings).
 //!
 //! Events can belong to a choice: with `n > 1` the OpenAI APIs interleave several answers,
@@ -24,11 +24,14 @@
 
 mod anthropic;
 mod fields;
+mod llamacpp;
 mod ollama;
 mod openai;
 mod responses;
 mod tgi;
 mod whole;
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,17 +59,20 @@ pub enum Dialect {
     OllamaNative,
     /// TGI native `generate_stream`: `{"token":{…},"generated_text":null}`.
     TgiNative,
+    /// llama.cpp native `/completion`: `{"content":"…","stop":false}`, the last with `timings`.
+    LlamaCppNative,
 }
 
 impl Dialect {
     /// Every dialect, for menus and tests.
-    pub const ALL: [Dialect; 6] = [
+    pub const ALL: [Dialect; 7] = [
         Dialect::OpenAiChat,
         Dialect::OpenAiCompletions,
         Dialect::OpenAiResponses,
         Dialect::Anthropic,
         Dialect::OllamaNative,
         Dialect::TgiNative,
+        Dialect::LlamaCppNative,
     ];
 
     /// A short human label.
@@ -78,6 +84,7 @@ impl Dialect {
             Dialect::Anthropic => "Anthropic Messages",
             Dialect::OllamaNative => "Ollama native",
             Dialect::TgiNative => "TGI native",
+            Dialect::LlamaCppNative => "llama.cpp native /completion",
         }
     }
 
@@ -91,6 +98,7 @@ impl Dialect {
             Dialect::Anthropic => "anthropic",
             Dialect::OllamaNative => "ollama",
             Dialect::TgiNative => "tgi",
+            Dialect::LlamaCppNative => "llamacpp",
         }
     }
 
@@ -213,12 +221,17 @@ impl StreamEvent {
 #[derive(Debug, Clone, Default)]
 pub struct DialectDecoder {
     dialect: Option<Dialect>,
+    /// llama.cpp native: tokens seen so far per completion (its lines carry their own).
+    llamacpp_tokens: BTreeMap<u32, u64>,
 }
 
 impl DialectDecoder {
     /// A decoder for `dialect`, or one that detects it (`None`).
     pub fn new(dialect: Option<Dialect>) -> Self {
-        Self { dialect }
+        Self {
+            dialect,
+            llamacpp_tokens: BTreeMap::new(),
+        }
     }
 
     /// The dialect in use, once known.
@@ -275,6 +288,9 @@ impl DialectDecoder {
             Some(Dialect::Anthropic) => one(decode_anthropic(&value)),
             Some(Dialect::OllamaNative) => one(decode_ollama(&value)),
             Some(Dialect::TgiNative) => one(decode_tgi(&value)),
+            Some(Dialect::LlamaCppNative) => {
+                llamacpp::decode_llamacpp(&value, &mut self.llamacpp_tokens)
+            }
             None => {
                 return vec![(
                     None,
@@ -368,6 +384,9 @@ pub fn detect(event: &str, v: &Value) -> Option<Dialect> {
     }
     if v.get("token").is_some() || v.get("generated_text").is_some() {
         return Some(Dialect::TgiNative);
+    }
+    if llamacpp::is_llamacpp(v) {
+        return Some(Dialect::LlamaCppNative);
     }
     None
 }

@@ -14,7 +14,9 @@
 //!   "stop_reason":"end_turn","usage":{…}}`;
 //! - Ollama native with `stream: false`: one object with `done: true` (only when it carries
 //!   output: a streamed reply that produced nothing is one such line too);
-//! - TGI native `/generate`: `{"generated_text":"…","details":{…}}` (or a one-element array).
+//! - TGI native `/generate`: `{"generated_text":"…","details":{…}}` (or a one-element array);
+//! - llama.cpp native `/completion` with `stream: false`: `{"content":"…","stop":true,
+//!   "stop_type":"eos","timings":{…},"tokens_predicted":…,…}`.
 //!
 //! The document is complete by construction, so the events end with [`StreamEvent::Done`].
 
@@ -69,6 +71,14 @@ pub(super) fn decode_whole(v: &Value) -> Option<(Dialect, Events)> {
         return Some((Dialect::OllamaNative, out));
     } else if v.get("generated_text").is_some_and(Value::is_string) && v.get("token").is_none() {
         (Dialect::TgiNative, decode_generated_text(v))
+    } else if super::llamacpp::is_llamacpp(v)
+        && v.get("stop").and_then(Value::as_bool) == Some(true)
+    {
+        let out = super::llamacpp::decode_llamacpp(v, &mut Default::default());
+        if !out.iter().any(|(_, e)| e.is_output()) {
+            return None; // a streamed reply's last line looks the same
+        }
+        (Dialect::LlamaCppNative, out)
     } else {
         return None;
     };

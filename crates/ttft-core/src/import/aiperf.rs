@@ -99,8 +99,8 @@ fn outcome(line: &Value) -> Outcome {
         .and_then(Value::as_bool)
         .unwrap_or(false)
     {
-        return Outcome::Aborted {
-            message: "AIPerf cancelled the request".into(),
+        return Outcome::CutByClient {
+            message: "AIPerf cancelled the request (the client's own cancellation)".into(),
         };
     }
     if let Some(status) = line.get("status").and_then(Value::as_u64)

@@ -114,8 +114,9 @@ pub(super) fn import(v: &Value) -> Result<Vec<Report>, ImportError> {
                                 .unwrap_or("no message")
                         ),
                     },
-                    _ => Outcome::Aborted {
-                        message: "GuideLLM recorded the request as incomplete".into(),
+                    // GuideLLM's own cut: requests still running when the benchmark ended.
+                    _ => Outcome::CutByClient {
+                        message: "GuideLLM recorded the request as incomplete (cut at the benchmark's end)".into(),
                     },
                 };
                 let m = Measured {

@@ -378,8 +378,12 @@ pub struct GroupStats {
 pub struct Aggregates {
     /// Requests measured (warm-up excluded).
     pub count: usize,
-    /// Failed requests by outcome kind.
+    /// Failed requests by outcome kind (the server's failures: not those cut by the client).
     pub errors: BTreeMap<String, usize>,
+    /// Requests the client cut at its own end of run (a time limit, a stop, a cancel): counted
+    /// in `count`, never in `errors` nor against `goodput`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut_by_client: usize,
     /// TTFB: first byte (response headers).
     pub ttfb: Option<Summary>,
     /// TTFT: first token of any kind (reasoning, tool call, refusal or answer).
@@ -401,7 +405,8 @@ pub struct Aggregates {
     pub tokens_per_s: Option<Summary>,
     /// Time until valid JSON (agent scenarios).
     pub json_valid: Option<Summary>,
-    /// Fraction of measured requests that were ok and met the thresholds.
+    /// Fraction of the judged requests ([`Aggregates::judged`]) that were ok and met the
+    /// thresholds.
     pub goodput: f64,
     /// Requests whose first token was reasoning text.
     pub reasoning_first: usize,
@@ -446,6 +451,24 @@ pub struct Aggregates {
     /// Prefix-cache hit rate of the run, when the server reported cached prompt tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache: Option<PromptCache>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl Aggregates {
+    /// The requests the server is judged on: every measured request but those the client cut
+    /// at its own end of run ([`Aggregates::cut_by_client`]); the error rate's and goodput's
+    /// denominator.
+    pub fn judged(&self) -> usize {
+        self.count.saturating_sub(self.cut_by_client)
+    }
+
+    /// The server's failures among the judged requests.
+    pub fn failed(&self) -> usize {
+        self.errors.values().sum()
+    }
 }
 
 impl RequestRecord {

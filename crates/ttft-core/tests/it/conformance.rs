@@ -399,33 +399,10 @@ fn aggregates_count_requests_that_were_not_streamed() {
         (20.0, &chunk(0, "{}", "\"stop\"")),
         (21.0, "data: [DONE]\n\n"),
     ]);
-    let report = Report {
-        version: ttft_core::report::REPORT_VERSION,
-        title: "t".into(),
-        created_unix_ms: 0.0,
-        clock_resolution_ms: None,
-        user_agent: None,
-        stamping: None,
-        endpoint: Default::default(),
-        scenario: "chat".into(),
-        settings: serde_json::Value::Null,
-        thresholds: Default::default(),
-        experience: Default::default(),
-        requests: vec![
-            RequestRecord::from_timeline(0, "g".into(), None, &whole, &cfg),
-            RequestRecord::from_timeline(1, "g".into(), None, &streamed, &cfg),
-        ],
-        shared: None,
-        vantage: None,
-        import_notes: Vec::new(),
-        votes: Vec::new(),
-        slo: Default::default(),
-        client_health: None,
-        source_summary: None,
-        metrics_url: None,
-        server_scrapes: Vec::new(),
-        group: None,
-    };
+    let report = report_of(vec![
+        RequestRecord::from_timeline(0, "g".into(), None, &whole, &cfg),
+        RequestRecord::from_timeline(1, "g".into(), None, &streamed, &cfg),
+    ]);
     let agg = report.aggregates();
     assert_eq!(agg.not_streamed, 1);
     let mut v = serde_json::to_value(&agg).unwrap();
@@ -637,4 +614,370 @@ fn hostile_usage_counts_neither_overflow_nor_explode() {
     let m = RequestMetrics::compute(&r.finish(32.0), &MetricsConfig::default());
     assert_eq!(m.gap_tokens, [Some(1), None]);
     assert_eq!(m.per_token_itl(), [10.0, 10.0]);
+}
+
+// ---- Round 3 (issue #30): the stream shapes servers send, read as their servers mean them. ----
+
+/// A `/v1/completions` chunk (`text_completion`) of choice `index`, with `tail` appended to the
+/// object (`,"usage":{…}`).
+fn cmpl_chunk(index: u32, text: &str, finish: &str, tail: &str) -> String {
+    format!(
+        "data: {{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"created\":1,\"model\":\"M\",\"choices\":[{{\"index\":{index},\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}]{tail}}}\n\n"
+    )
+}
+
+/// One timeline line as a Locust worker writes it (`docs/timeline-format.md`): `reads` are
+/// `(arrival, bytes)` from t0 = 0, `request` extra fields merged into the request object.
+fn timeline_line(
+    index: u32,
+    request: serde_json::Value,
+    reads: &[(f64, String)],
+    end: serde_json::Value,
+) -> String {
+    let body: String = reads.iter().map(|r| r.1.as_str()).collect();
+    let mut req = serde_json::json!({
+        "index": index, "api": null, "url": "http://127.0.0.1:8080/v1/completions",
+        "model": "M", "group": "c=1", "level": 1.0,
+    });
+    for (k, v) in request.as_object().unwrap() {
+        req[k] = v.clone();
+    }
+    serde_json::json!({
+        "format": "ttft-timeline/1", "run": "run-x",
+        "vantage": {"client": "locust", "worker": "h:1", "host": "h"},
+        "request": req,
+        "sent_wall_ms": 1.75e12 + 1000.0 * f64::from(index), "sent_ms": 1000.0 * f64::from(index),
+        "head": {"at_ms": 1000.0 * f64::from(index) + 1.0, "status": 200, "content_type": "text/event-stream"},
+        "reads": reads.iter().map(|(at, b)| serde_json::json!([1000.0 * f64::from(index) + at, b.len()])).collect::<Vec<_>>(),
+        "body": body,
+        "end": end,
+    })
+    .to_string()
+}
+
+/// Six words, one `/v1/completions` chunk each at 100, 110, …, 150 ms, whose `choices[].index`
+/// counts up (0, 1, 2, …) the way a mock server used for testing benchmarks numbers them; the
+/// finish chunk at 160 (index 6) carries the usage.
+fn misnumbered_completions() -> Vec<(f64, String)> {
+    let words = ["Once", " upon", " a", " time", " there", " was"];
+    let mut reads: Vec<(f64, String)> = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (100.0 + 10.0 * i as f64, cmpl_chunk(i as u32, w, "null", "")))
+        .collect();
+    reads.push((
+        160.0,
+        cmpl_chunk(
+            6,
+            "",
+            "\"length\"",
+            ",\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":6,\"total_tokens\":9}",
+        ) + "data: [DONE]\n\n",
+    ));
+    reads
+}
+
+#[test]
+fn one_choice_asked_is_one_answer_whatever_index_the_server_numbers_its_chunks_with() {
+    let reads = misnumbered_completions();
+    let end = serde_json::json!({"kind": "finished", "at_ms": 161.0});
+    // A Locust worker's line says what the body asked for: one choice.
+    let line = timeline_line(0, serde_json::json!({"choices": 1}), &reads, end);
+    let merged = ttft_fixtures::timeline_file::merge(&[("w.jsonl", line)]).unwrap();
+    let r = &merged.report.requests[0];
+    assert_eq!(r.outcome, Outcome::Ok);
+    let m = &r.metrics;
+    assert_eq!(
+        m.text, "Once upon a time there was",
+        "every chunk's text is the one answer's"
+    );
+    assert!(m.choices.is_empty(), "one answer, not {}", m.choices.len());
+    assert_eq!(m.ttft_ms, Some(100.0));
+    assert_eq!(m.itl_ms, vec![10.0; 5], "the gaps of one answer");
+    assert_eq!(
+        (m.output_tokens, m.token_source),
+        (6, TokenSource::FinalUsage)
+    );
+    // (E2E − TTFT) / (tokens − 1) = (161 − 100) / 5.
+    assert!(close(m.tpot_ms.unwrap(), 61.0 / 5.0), "{:?}", m.tpot_ms);
+    // Several asked for: the indexes tell the answers apart, as before.
+    let end = serde_json::json!({"kind": "finished", "at_ms": 161.0});
+    let line = timeline_line(0, serde_json::json!({"choices": 7}), &reads, end);
+    let merged = ttft_fixtures::timeline_file::merge(&[("w.jsonl", line)]).unwrap();
+    assert_eq!(merged.report.requests[0].metrics.choices.len(), 7);
+}
+
+#[test]
+fn llamacpp_native_completion_stream_is_a_dialect_with_usage_from_its_timings() {
+    // tools/server/README.md: while streaming only `content`, `tokens` and `stop` (with
+    // `index`, `id_slot`, `tokens_predicted`, `tokens_evaluated`); no `[DONE]`; the last line
+    // has `stop: true`, `stop_type`, `timings`, `tokens_evaluated`, `tokens_cached`, … A
+    // speculative step sends two tokens in one line.
+    let part = |content: &str, tokens: &str, n: u32| {
+        format!(
+            "data: {{\"index\":0,\"content\":\"{content}\",\"tokens\":[{tokens}],\"stop\":false,\"id_slot\":0,\"tokens_predicted\":{n},\"tokens_evaluated\":9}}\n\n"
+        )
+    };
+    let last = "data: {\"index\":0,\"content\":\"\",\"tokens\":[],\"id_slot\":0,\"stop\":true,\"model\":\"gpt-3.5-turbo\",\"tokens_predicted\":5,\"tokens_evaluated\":9,\"generation_settings\":{\"n_predict\":5,\"seed\":42,\"temperature\":0.0,\"stream\":true},\"prompt\":\"<s> Once\",\"has_new_line\":false,\"truncated\":false,\"stop_type\":\"limit\",\"stopping_word\":\"\",\"tokens_cached\":13,\"timings\":{\"cache_n\":4,\"prompt_n\":5,\"prompt_ms\":12.5,\"prompt_per_token_ms\":2.5,\"prompt_per_second\":400.0,\"predicted_n\":5,\"predicted_ms\":40.0,\"predicted_per_token_ms\":8.0,\"predicted_per_second\":125.0}}\n\n";
+    let reads = [
+        (20.0, part("Once", "12711", 1)),
+        (30.0, part(" upon", "2501", 2)),
+        (40.0, part(" a time", "263,931", 4)),
+        (50.0, part(",", "29892", 5)),
+        (51.0, last.to_owned()),
+    ];
+    let tl = record(&as_reads(&reads));
+    assert_eq!(tl.dialect.map(|d| d.id()), Some("llamacpp"));
+    assert_eq!(tl.outcome, Outcome::Ok, "its last line ends it: no [DONE]");
+    let m = metrics(&tl);
+    assert_eq!(m.text, "Once upon a time,");
+    assert_eq!(m.ttft_ms, Some(20.0));
+    assert_eq!(m.itl_ms, vec![10.0, 10.0, 10.0]);
+    assert_eq!(
+        m.gap_tokens,
+        vec![Some(1), Some(2), Some(1)],
+        "each line's own token ids"
+    );
+    assert!(m.coalesced, "a line carried two tokens");
+    assert_eq!(
+        (m.output_tokens, m.token_source),
+        (5, TokenSource::FinalUsage)
+    );
+    assert_eq!(m.prompt_tokens, Some(9), "prompt_n + cache_n");
+    assert_eq!(m.cached_tokens, Some(4));
+    let t = m.server_timings.unwrap();
+    assert_eq!(
+        (t.prompt_ms, t.predicted_per_token_ms),
+        (Some(12.5), Some(8.0))
+    );
+    // Chosen up front it reads the same; its id round-trips.
+    let d = ttft_core::dialect::Dialect::from_id("llamacpp").expect("a dialect");
+    let mut r = RequestRecorder::new(0.0, Some(d), None);
+    r.on_headers(1.0, 200, Some("text/event-stream"));
+    for (at, b) in &reads {
+        r.on_read(*at, b.as_bytes());
+    }
+    assert_eq!(metrics(&r.finish(52.0)).text, "Once upon a time,");
+    // `stream: false`: the whole answer in one object with `stop: true`.
+    let whole = "{\"index\":0,\"content\":\"Once upon a time,\",\"tokens\":[],\"id_slot\":0,\"stop\":true,\"model\":\"M\",\"tokens_predicted\":5,\"tokens_evaluated\":9,\"truncated\":false,\"stop_type\":\"eos\",\"stopping_word\":\"\",\"tokens_cached\":13,\"timings\":{\"prompt_n\":9,\"prompt_ms\":12.5,\"predicted_n\":5,\"predicted_ms\":40.0,\"predicted_per_token_ms\":8.0}}";
+    let tl = record_as(&[(80.0, whole)], "application/json");
+    assert_eq!(tl.dialect.map(|d| d.id()), Some("llamacpp"));
+    assert_eq!(tl.outcome, Outcome::Ok);
+    assert!(!tl.streamed);
+    let m = metrics(&tl);
+    assert_eq!((m.text.as_str(), m.output_tokens), ("Once upon a time,", 5));
+    // An error line (`{"error":{…}}`) is the server's message.
+    let tl = record(&[
+        (20.0, &part("Once", "12711", 1)),
+        (
+            30.0,
+            "data: {\"error\":{\"code\":500,\"message\":\"slot unavailable\",\"type\":\"server_error\"}}\n\n",
+        ),
+    ]);
+    assert!(
+        matches!(&tl.outcome, Outcome::StreamError { message } if message.contains("slot unavailable")),
+        "{:?}",
+        tl.outcome
+    );
+}
+
+#[test]
+fn a_non_streamed_answer_over_eight_mib_is_still_one_answer() {
+    let text = "word ".repeat(2 * 1024 * 1024); // 10 MiB of answer
+    let doc = format!(
+        "{{\"id\":\"chatcmpl-9\",\"object\":\"chat.completion\",\"created\":1,\"model\":\"M\",\"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"finish_reason\":\"length\"}}],\"usage\":{{\"prompt_tokens\":5,\"completion_tokens\":2097152,\"total_tokens\":2097157}}}}\n"
+    );
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(1.0, 200, Some("application/json"));
+    for (i, piece) in doc.as_bytes().chunks(64 * 1024).enumerate() {
+        r.on_read(10.0 + i as f64, piece);
+    }
+    let tl = r.finish(500.0);
+    assert_eq!(tl.outcome, Outcome::Ok, "{:?}", tl.outcome);
+    assert!(!tl.streamed);
+    let m = metrics(&tl);
+    assert_eq!(m.text.len(), text.len());
+    assert_eq!(m.output_tokens, 2_097_152);
+}
+
+#[test]
+fn each_choice_keeps_its_own_server_timings_and_the_headline_the_primary_s() {
+    // llama.cpp runs each choice as its own task: each ends with its finish chunk, then a
+    // usage chunk (`choices: []`) with that task's timings.
+    let usage = |n: u32, prompt_ms: f64, per_token: f64| {
+        format!(
+            "data: {{\"choices\":[],\"object\":\"chat.completion.chunk\",\"usage\":{{\"completion_tokens\":{n},\"prompt_tokens\":9,\"total_tokens\":{}}},\"timings\":{{\"prompt_n\":9,\"prompt_ms\":{prompt_ms},\"predicted_n\":{n},\"predicted_ms\":40.0,\"predicted_per_token_ms\":{per_token}}}}}\n\n",
+            n + 9
+        )
+    };
+    let fin = |i| chunk(i, "{}", "\"stop\"");
+    let reads = [
+        (30.0, content(0, "A")),
+        (40.0, content(1, "X")),
+        (50.0, content(0, "B")),
+        (60.0, fin(1) + &usage(1, 6.0, 12.0)),
+        (70.0, fin(0) + &usage(2, 5.0, 10.0) + "data: [DONE]\n\n"),
+    ];
+    let m = metrics(&record(&as_reads(&reads)));
+    assert_eq!(m.choices.len(), 2);
+    let v = serde_json::to_value(&m).unwrap();
+    let prompt_ms = |c: usize| v["choices"][c]["server_timings"]["prompt_ms"].as_f64();
+    assert_eq!((prompt_ms(0), prompt_ms(1)), (Some(5.0), Some(6.0)));
+    let t = m.server_timings.unwrap();
+    assert_eq!(
+        (t.prompt_ms, t.predicted_per_token_ms),
+        (Some(5.0), Some(10.0)),
+        "the primary choice's (0), not whichever finished last"
+    );
+}
+
+fn report_of(requests: Vec<RequestRecord>) -> Report {
+    Report {
+        version: ttft_core::report::REPORT_VERSION,
+        title: "t".into(),
+        created_unix_ms: 0.0,
+        clock_resolution_ms: None,
+        user_agent: None,
+        stamping: None,
+        endpoint: Default::default(),
+        scenario: "chat".into(),
+        settings: serde_json::Value::Null,
+        thresholds: Default::default(),
+        experience: Default::default(),
+        requests,
+        shared: None,
+        vantage: None,
+        import_notes: Vec::new(),
+        votes: Vec::new(),
+        slo: Default::default(),
+        client_health: None,
+        source_summary: None,
+        metrics_url: None,
+        server_scrapes: Vec::new(),
+        group: None,
+    }
+}
+
+#[test]
+fn itl_against_position_counts_positions_within_each_choice() {
+    // Two choices of 81 tokens, interleaved; in each, the k-th gap is 10 + 0.1·k ms: the slope
+    // is 0.1 ms per position in either answer. Pooling their gaps as one sequence of 160
+    // positions would make a saw-tooth with a much flatter slope.
+    let mut arrivals: Vec<(f64, u32)> = Vec::new();
+    for c in 0..2u32 {
+        let mut at = 100.0 + 3.0 * f64::from(c);
+        arrivals.push((at, c));
+        for k in 1..=80 {
+            at += 10.0 + 0.1 * f64::from(k);
+            arrivals.push((at, c));
+        }
+    }
+    arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut reads: Vec<(f64, String)> = arrivals
+        .iter()
+        .map(|&(at, c)| (at, content(c, "w")))
+        .collect();
+    let end = reads.last().unwrap().0 + 1.0;
+    reads.push((
+        end,
+        chunk(0, "{}", "\"stop\"") + &chunk(1, "{}", "\"stop\"") + "data: [DONE]\n\n",
+    ));
+    let tl = record(&as_reads(&reads));
+    let cfg = MetricsConfig::default();
+    let rec = RequestRecord::from_timeline(0, "g".into(), None, &tl, &cfg);
+    assert_eq!(rec.metrics.choices.len(), 2);
+    let fit = report_of(vec![rec])
+        .aggregates()
+        .itl_vs_position
+        .expect("a fit");
+    assert!(
+        (fit.slope - 0.1).abs() < 1e-6,
+        "slope {} ms per position, not 0.1",
+        fit.slope
+    );
+}
+
+#[test]
+fn the_opener_cost_of_several_choices_is_the_primary_choice_s_own() {
+    // Choice 1 answers first (at 100 ms); the primary, choice 0, opens with "Sure! " at 200
+    // and says something at 260: its openers cost 60 ms, not 160.
+    let reads = [
+        (100.0, content(1, "Paris is the capital.")),
+        (200.0, content(0, "Sure! ")),
+        (260.0, content(0, "Paris is the capital.")),
+        (
+            270.0,
+            chunk(0, "{}", "\"stop\"") + &chunk(1, "{}", "\"stop\"") + "data: [DONE]\n\n",
+        ),
+    ];
+    let m = metrics(&record(&as_reads(&reads)));
+    assert_eq!(m.choices.len(), 2);
+    assert_eq!(m.meaningful_ms, Some(260.0));
+    assert_eq!(m.opener_cost_ms(), Some(60.0));
+}
+
+#[test]
+fn the_body_says_how_many_answers_and_the_recorder_reads_one_as_one() {
+    use ttft_core::request::choices_asked;
+    assert_eq!(choices_asked("{\"model\":\"M\",\"stream\":true}"), Some(1));
+    assert_eq!(choices_asked("{\"n\":3}"), Some(3));
+    assert_eq!(choices_asked("{\"n_cmpl\":2}"), Some(2), "llama.cpp native");
+    assert_eq!(choices_asked("not json"), None);
+    // Chat chunks numbered 0, 1, 0, 1 by a server although one answer was asked for.
+    let reads = [
+        (10.0, content(0, "Hel")),
+        (20.0, content(1, "lo")),
+        (30.0, content(0, " wor")),
+        (
+            40.0,
+            chunk(1, "{\"content\":\"ld\"}", "\"stop\"") + "data: [DONE]\n\n",
+        ),
+    ];
+    let run = |choices: Option<u32>| {
+        let mut r = RequestRecorder::new(0.0, None, None).asking(choices);
+        r.on_headers(1.0, 200, Some("text/event-stream"));
+        for (at, b) in &reads {
+            r.on_read(*at, b.as_bytes());
+        }
+        metrics(&r.finish(41.0))
+    };
+    let one = run(Some(1));
+    assert_eq!(one.text, "Hello world");
+    assert!(one.choices.is_empty());
+    assert_eq!(one.itl_ms, vec![10.0; 3]);
+    assert_eq!(one.choices, run(Some(1)).choices);
+    let two = run(Some(2));
+    assert_eq!(two.choices.len(), 2, "two asked: the indexes are answers");
+    assert_eq!(
+        run(None).choices.len(),
+        2,
+        "unknown: the indexes are trusted"
+    );
+}
+
+#[test]
+fn a_non_streamed_answer_over_the_limit_says_so_and_names_it() {
+    use ttft_core::timeline::MAX_DOCUMENT;
+    let text = "x".repeat(MAX_DOCUMENT);
+    let doc = format!(
+        "{{\"object\":\"chat.completion\",\"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"finish_reason\":\"stop\"}}]}}"
+    );
+    drop(text);
+    let mut r = RequestRecorder::new(0.0, None, None);
+    r.on_headers(1.0, 200, Some("application/json"));
+    for (i, piece) in doc.as_bytes().chunks(1 << 20).enumerate() {
+        r.on_read(10.0 + i as f64, piece);
+    }
+    let tl = r.finish(500.0);
+    let limit = format!("{} MiB", MAX_DOCUMENT >> 20);
+    assert!(
+        matches!(&tl.outcome, Outcome::StreamError { message } if message.contains(&limit) && message.contains("not streamed")),
+        "{:?}",
+        tl.outcome
+    );
+    assert!(!tl.streamed);
+    assert!(
+        tl.events.is_empty(),
+        "its lines are not read as a stream's events"
+    );
 }

@@ -27,6 +27,8 @@ fn streamish() -> impl Strategy<Value = Vec<u8>> {
         Just(b"{\"type\":\"content_block_delta\",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{[\"}}".to_vec()),
         Just(b"{\"message\":{\"content\":\"a\"},\"done\":true,\"eval_count\":0,\"eval_duration\":1e308}".to_vec()),
         Just(b"{\"token\":{\"text\":\"\\ud800\"},\"generated_text\":\"\"}".to_vec()),
+        Just(b"{\"index\":4294967296,\"content\":\"x\",\"tokens\":[1,2],\"stop\":false}".to_vec()),
+        Just(b"{\"content\":\"\",\"stop\":true,\"stop_type\":\"none\",\"timings\":{\"predicted_n\":-1,\"prompt_n\":18446744073709551615,\"cache_n\":18446744073709551615}}".to_vec()),
         Just(b"[DONE]".to_vec()),
         Just("好的，😀".as_bytes().to_vec()),
         Just(b"{\"error\":null}".to_vec()),

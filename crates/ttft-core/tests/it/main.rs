@@ -3,6 +3,7 @@
 mod ab_runs;
 mod analysis;
 mod capture;
+mod client_cut;
 mod compare_import;
 mod compare_verdicts;
 mod conformance;

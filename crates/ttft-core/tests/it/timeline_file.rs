@@ -306,6 +306,7 @@ fn a_line_reads_back_exactly_and_both_bodies_are_refused() {
             turn: Some(3),
             prompt_tokens: None,
             warmup: false,
+            choices: None,
         },
         RawCapture::new(timed_out(10.125), WALL0 + 0.001),
     );

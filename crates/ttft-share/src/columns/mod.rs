@@ -202,7 +202,8 @@ fn joined(replay: &[ReplayPiece], kind: char) -> String {
         .collect()
 }
 
-const OUTCOMES: [&str; 7] = [
+/// Outcome kinds by code; a new kind only ever goes last, so older links keep their codes.
+const OUTCOMES: [&str; 8] = [
     "ok",
     "http_error",
     "stream_error",
@@ -210,6 +211,7 @@ const OUTCOMES: [&str; 7] = [
     "aborted",
     "timeout",
     "network_error",
+    "cut_by_client",
 ];
 const SOURCES: [TokenSource; 5] = [
     TokenSource::FinalUsage,

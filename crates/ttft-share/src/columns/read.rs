@@ -270,9 +270,10 @@ impl<'a> Reader<'a> {
             },
             2 => Outcome::StreamError { message },
             3 => Outcome::Truncated { message },
-            4 => Outcome::Aborted { message },
+            4 => Outcome::Aborted { message }.normalised(),
             5 => Outcome::Timeout { message },
-            _ => Outcome::NetworkError { message },
+            6 => Outcome::NetworkError { message },
+            _ => Outcome::CutByClient { message },
         })
     }
 
@@ -591,6 +592,9 @@ impl<'a> Reader<'a> {
                 finish_reason: self.opt_string(finish_reason)?,
                 text: String::new(),
                 reasoning_text: String::new(),
+                first_answer_ms: None,
+                gaps: None,
+                server_timings: None,
             });
         }
         Ok(choices)

@@ -114,6 +114,7 @@ fn links_are_byte_identical_to_the_golden_links_and_open_to_the_same_reports() {
         "probe-under-load-before-clients.r3.txt",
         "probe-under-load-before-clients.r2.txt",
         "reference-100-first-models.r3.txt",
+        "random-7-100-before-per-choice.r1.txt",
     ] {
         let text = std::fs::read_to_string(std::path::Path::new(GOLDEN).join(old)).unwrap();
         open(old.into(), &text);

@@ -191,3 +191,36 @@ fn a_link_of_the_first_models_still_opens_and_the_refined_ones_code_its_run_shor
     same_headline(&again.aggregates(), &agg, 0.1);
     damaged_r3_links_fail(&link.text, 20);
 }
+
+/// A request the client cut at its own end of run keeps its kind through a link (outcome code
+/// 7, after the older codes), and an `aborted` an older client wrote for its own cut ("stopped
+/// by Locust") opens as cut too; any other `aborted` stays aborted.
+#[test]
+fn requests_cut_by_the_client_keep_their_kind_through_a_link() {
+    use ttft_core::timeline::Outcome;
+    let mut report = random_report(3, 30);
+    report.requests[0].outcome = Outcome::CutByClient {
+        message: "stopped by Locust (the run's end, -t or a stop): partial data kept".into(),
+    };
+    report.requests[1].outcome = Outcome::Aborted {
+        message: "stopped by Locust".into(),
+    };
+    report.requests[2].outcome = Outcome::Aborted {
+        message: "the proxy reset the stream".into(),
+    };
+    let options = ttft_share::ShareOptions {
+        max_chars: None,
+        ..ttft_share::ShareOptions::default()
+    };
+    for text in [
+        ttft_share::encode(&report, &options).text,
+        ttft_share::encode_r2(&report, &options).text,
+    ] {
+        let opened = ttft_share::decode(&text).unwrap();
+        let kinds: Vec<&str> = opened.requests[..3]
+            .iter()
+            .map(|r| r.outcome.kind())
+            .collect();
+        assert_eq!(kinds, ["cut_by_client", "cut_by_client", "aborted"]);
+    }
+}
