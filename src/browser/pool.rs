@@ -125,11 +125,11 @@ impl Shared {
             }
             Stamping::Page(_) => send(&spec, &p.secret_headers, p.timeout_ms, &self.handle).await,
         };
-        self.finish(&job, exchange, label);
+        self.finish(&job, &spec, exchange, label);
     }
 
     /// Records a job that is over and hands finished records on, at most every 250 ms.
-    fn finish(&self, job: &Job, exchange: Exchange, label: &str) {
+    fn finish(&self, job: &Job, spec: &HttpRequestSpec, exchange: Exchange, label: &str) {
         let index = self.next_index.get();
         self.next_index.set(index + 1);
         let p = &self.plan;
@@ -204,7 +204,7 @@ impl Shared {
                 &p.secret_headers,
                 p.timeout_ms,
                 &self.handle,
-                &|k, exchange| self.finish(&jobs[k], exchange, label),
+                &|k, exchange| self.finish(&jobs[k], &queued[k].spec, exchange, label),
             )
             .await;
     }

@@ -284,7 +284,12 @@ impl StampWorkers {
         let start_epoch = page_origin + now();
         // Per worker: its lanes, the (job, id) pairs it runs and its queue's id.
         let mut per_worker: Vec<(usize, Vec<(usize, u32)>)> = (0..workers)
-            .map(|w| (lanes / workers + usize::from(w < lanes % workers), Vec::new()))
+            .map(|w| {
+                (
+                    lanes / workers + usize::from(w < lanes % workers),
+                    Vec::new(),
+                )
+            })
             .collect();
         for (k, job) in jobs.iter().enumerate() {
             if let Some(exchange) = bad_header(&job.spec, secret_headers) {
@@ -329,7 +334,10 @@ impl StampWorkers {
             let data = JsFuture::from(done).await.unwrap_or(JsValue::UNDEFINED);
             // Null: dropped by a cancel before it was sent.
             if !data.is_null() {
-                on_done(k, exchange_of(&data, &jobs[k].spec, page_origin, timeout_ms, handle));
+                on_done(
+                    k,
+                    exchange_of(&data, &jobs[k].spec, page_origin, timeout_ms, handle),
+                );
             }
         });
         let each_queue = queues.iter().map(|(_, _, ids, over)| async move {

@@ -852,8 +852,9 @@ async fn the_closed_loop_goes_on_while_the_page_is_busy() -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Cancel keeps partial results: requests in flight end as `aborted`, the run is saved; a
-/// timeout likewise ends requests as `timeout` with their partial data.
+/// Cancel keeps partial results: requests in flight end as cut by the client (not the
+/// server's failures), the run is saved; a timeout ends requests as `timeout` with their
+/// partial data.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn cancel_keeps_partial_results() -> anyhow::Result<()> {
@@ -872,7 +873,7 @@ async fn cancel_keeps_partial_results() -> anyhow::Result<()> {
     let aborted: Vec<_> = run
         .requests
         .iter()
-        .filter(|r| r.outcome.kind() == "aborted")
+        .filter(|r| r.outcome.kind() == "cut_by_client")
         .collect();
     assert!(
         !aborted.is_empty(),
