@@ -425,6 +425,7 @@ fn aggregates_count_requests_that_were_not_streamed() {
         metrics_url: None,
         server_scrapes: Vec::new(),
         group: None,
+        openers: Default::default(),
     };
     let agg = report.aggregates();
     assert_eq!(agg.not_streamed, 1);
