@@ -27,6 +27,7 @@ use components::confidence_settings::ConfidenceSettings;
 use components::endpoint_panel::EndpointPanel;
 use components::guide::{Guide, ReaderBar};
 use components::offline::{OfflineNotice, UpdateBanner};
+use components::openers::OpenerSettings;
 use components::report_view::ReportView;
 use components::run_controls::RunControls;
 use components::runs_list::RunsList;
@@ -64,6 +65,7 @@ pub fn App() -> impl IntoView {
         endpoint: Store::new(actions::settings::load_endpoint().unwrap_or_default()),
         scenario: Store::new(browser::storage::load_scenario().unwrap_or_default()),
         confidence: RwSignal::new(browser::storage::load_confidence().unwrap_or_default()),
+        openers: RwSignal::new(actions::settings::load_openers()),
         handle: StoredValue::new_local(None),
         view_parts: components::report_view::load_view_parts,
     };
@@ -91,6 +93,7 @@ pub fn App() -> impl IntoView {
             <aside>
                 <EndpointPanel />
                 <ScenarioPanel />
+                <OpenerSettings />
                 <RunsList />
             </aside>
             <section class="content">

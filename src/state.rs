@@ -374,6 +374,9 @@ pub struct Studio {
     /// The confidence level of every interval shown or exported, and the relative difference
     /// the "requests per side" advice is for (kept on this device).
     pub confidence: RwSignal<ttft_core::differences::Confidence>,
+    /// The team's opener list (its changes to the default phrases, kept on this device): new
+    /// runs decide their meaningful first token with it.
+    pub openers: RwSignal<ttft_core::openers::OpenerEdits>,
     /// Cancels the live run.
     pub handle: StoredValue<Option<RunHandle>, LocalStorage>,
     /// Loads the report views' code before a run sends anything (`actions::run::load_run_parts`).

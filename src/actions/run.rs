@@ -212,7 +212,10 @@ lazy_part! {
             phases: planned.phases,
             secret_headers,
             dialect: ep.dialect,
-            metrics: sc.metrics_config(),
+            metrics: ttft_core::metrics::MetricsConfig {
+                openers: studio.openers.get_untracked().openers(),
+                ..sc.metrics_config()
+            },
             timeout_ms: sc.timeout_s * 1e3,
             stamping,
             after_warmups: scraper.as_ref().map(|s| {
@@ -422,8 +425,8 @@ fn may_run_offline(studio: Studio, ep: &EndpointConfig) -> bool {
 }
 
 /// The report a run starts with: its title, endpoint, clock, browser and settings, scored with
-/// the reader and deadlines last applied to a run and held to the last SLO set (the defaults
-/// until then).
+/// the reader and deadlines last applied to a run, held to the last SLO set (the defaults
+/// until then) and with the team's opener list its requests are measured with.
 fn new_report(studio: Studio, ep: &EndpointConfig, sc: &ScenarioConfig, title: String) -> Report {
     let endpoint = EndpointInfo {
         base_url: ep.effective_base(),
@@ -438,6 +441,7 @@ fn new_report(studio: Studio, ep: &EndpointConfig, sc: &ScenarioConfig, title: S
         .with_settings(serde_json::to_value(sc).unwrap_or_default())
         .with_experience(crate::browser::storage::load_experience().unwrap_or_default());
     report.slo = crate::browser::storage::load_slo().unwrap_or_default();
+    report.openers = studio.openers.get_untracked();
     report
 }
 

@@ -3,12 +3,18 @@
 //! the last two rescores the shown run ([`set_experience`], [`set_slo`]) and holds new runs to
 //! them. [`set_confidence`] sets the level every interval is shown at. [`test_connection`] asks
 //! the endpoint for its models.
+//!
+//! The team's opener list (its changes to the default phrases, not secrets) is kept on this
+//! device and used for new runs ([`add_opener`], [`remove_opener`]); accepting a house opener a
+//! run offered adds it and scores the shown run again through the core
+//! ([`accept_house_opener`]).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use ttft_core::differences::Confidence;
 use ttft_core::experience::{ExperienceConfig, ExperienceConfigError};
+use ttft_core::openers::{OpenerEditError, OpenerEdits};
 use ttft_core::report::Report;
 use ttft_core::request::HeaderLineError;
 use ttft_core::slo::SloSet;
@@ -23,6 +29,8 @@ const ENDPOINT: &str = "ttft-studio.endpoint";
 const KEY: &str = "ttft-studio.key";
 /// The extra headers, kept only when the user opted in (as the key).
 const HEADERS: &str = "ttft-studio.headers";
+/// The team's opener list: its changes to the default phrases.
+const OPENERS: &str = "ttft-studio.openers";
 
 /// Saved endpoint settings, with the key and the extra headers only if the user opted in.
 ///
@@ -111,6 +119,55 @@ pub fn set_experience(studio: Studio, cfg: ExperienceConfig) -> Result<(), Exper
     storage::save_experience(&cfg);
     change_shown_report(studio, |r| r.experience != cfg, |r| r.experience = cfg);
     Ok(())
+}
+
+/// The team's opener list as last kept on this device (the defaults when none).
+pub fn load_openers() -> OpenerEdits {
+    storage::load_setting(OPENERS).unwrap_or_default()
+}
+
+/// Adds a phrase to the team's list (a lead-in when it ends in `…`), kept on this device and
+/// used for new runs; returns the phrase as kept, or why it cannot be added.
+pub fn add_opener(studio: Studio, phrase: &str) -> Result<String, OpenerEditError> {
+    let mut edits = studio.openers.get_untracked();
+    let kept = edits.add(phrase)?;
+    keep_openers(studio, edits);
+    Ok(kept)
+}
+
+/// Stops skipping a phrase in new runs (an added one is dropped, a default one set aside).
+pub fn remove_opener(studio: Studio, phrase: &str) {
+    let mut edits = studio.openers.get_untracked();
+    edits.remove(phrase);
+    keep_openers(studio, edits);
+}
+
+fn keep_openers(studio: Studio, edits: OpenerEdits) {
+    storage::save_setting(OPENERS, &edits);
+    studio.openers.set(edits);
+}
+
+/// Accepts a house opener the shown run offered: the team's list gets it, and the run is
+/// scored again with it added to its own list ([`ttft_core::house_openers::accept`]: every
+/// request's meaningful first token recomputed by the core from its raw bytes and times), saved
+/// again when stored; a notice says what moved.
+pub fn accept_house_opener(studio: Studio, phrase: &str) {
+    if let Err(e) = add_opener(studio, phrase) {
+        super::studio::notify(studio, format!("“{phrase}” was not added: {e}"));
+        return;
+    }
+    let mut done = None;
+    change_shown_report(
+        studio,
+        |_| true,
+        |r| done = Some(ttft_core::house_openers::accept(r, phrase)),
+    );
+    let message = match done {
+        Some(Ok(d)) => format!("“{phrase}” is now one of your openers; {}", d.sentence()),
+        Some(Err(e)) => format!("“{phrase}” was not added to this run: {e}"),
+        None => format!("“{phrase}” is now one of your openers, for new runs"),
+    };
+    super::studio::notify(studio, message);
 }
 
 /// Changes the shown run's report when `differs` says it differs from what `change` makes of it

@@ -15,6 +15,7 @@ pub mod confidence_settings;
 pub mod endpoint_panel;
 pub mod guide;
 pub mod offline;
+pub mod openers;
 pub mod reader_settings;
 pub mod replay;
 pub mod report_view;

@@ -442,6 +442,7 @@ fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView
         <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
         // Only the (at most four) streams the replay plays are copied.
         <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() reading=r.experience.reading />
+        <crate::components::openers::HouseOpeners report=r.clone() />
         <ShareBox report=r.clone() />
         <crate::components::slo::SloPanel report=r.clone() result=slo.into() />
         <crate::components::request_table::RequestTable report=r slo=slo />
@@ -556,6 +557,7 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
                 s.format, s.precision_ms, s.precision_ms / 2.0, s.precision_ms, s.left_out.join("; ")
             )}</p>
         })}
+        <crate::components::openers::RunOpeners report=r.clone() />
         <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines tiles=tiles />
         {complete.then(|| view! { <crate::components::reader_settings::ReaderSettings config=r.experience carried=headline /> })}
         <Groups agg=agg.clone() />

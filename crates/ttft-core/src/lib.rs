@@ -27,6 +27,7 @@ pub mod experience;
 pub mod finding;
 pub mod first_token;
 pub mod format;
+pub mod house_openers;
 pub mod import;
 pub mod llmd;
 pub mod locust;

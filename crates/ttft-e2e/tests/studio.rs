@@ -426,6 +426,83 @@ async fn share_link_reopens_in_a_fresh_profile() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// "starts N of M answers" → (N, M).
+fn evidence_counts(text: &str) -> Option<(usize, usize)> {
+    let rest = text.split("starts ").nth(1)?;
+    let mut words = rest.split_whitespace();
+    let n = words.next()?.parse().ok()?;
+    let of = words.nth(1)?.parse().ok()?;
+    Some((n, of))
+}
+
+/// Openers a team can teach (#30): a run against `sim-house`, whose answers all begin with a
+/// house phrase on no list, offers that phrase with its evidence; one click accepts it: the
+/// team's list holds it and the run's meaningful first token moves later (recomputed by the
+/// core from the run's raw bytes and times); a share link opened in a fresh browser shows the
+/// same meaningful first token and the list it was decided with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn a_house_opener_is_learned_accepted_and_shared() -> anyhow::Result<()> {
+    const HOUSE: &str = "Thank you for contacting Acme support!";
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "sim-house").await?;
+    set_field(c, "requests", "8").await?;
+    set_field(c, "max-tokens", "30").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let offer = wait_text(c, "opener-offer", 30, |t| t.contains(HOUSE)).await?;
+    let (n, of) = evidence_counts(&offer).ok_or_else(|| anyhow::anyhow!("no evidence: {offer}"))?;
+    assert!(n == of && n >= 3, "{offer}");
+    let is_time = |t: &str| t.ends_with(" ms") || t.ends_with(" s");
+    let before = wait_text(c, "meaningful-p50", 5, is_time).await?;
+    let first_answer = wait_text(c, "first-answer-p50", 5, is_time).await?;
+    assert_eq!(
+        before, first_answer,
+        "on no list, the house phrase is content"
+    );
+
+    click(c, "opener-accept").await?;
+    let after = wait_text(c, "meaningful-p50", 20, |t| is_time(t) && t != before).await?;
+    let (b, a) = (shown_ms(&before)?.0, shown_ms(&after)?.0);
+    // The phrase is 10 tokens of about 25 ms each.
+    assert!(a > b + 100.0, "meaningful first token {before} → {after}");
+    let notice = wait_text(c, "notice", 10, |t| t.contains("one of your openers")).await?;
+    assert!(notice.contains("moved"), "{notice}");
+    let phrase = HOUSE.trim_end_matches('!').to_lowercase();
+    let used = wait_text(c, "run-openers", 10, |t| t.contains(&phrase)).await?;
+    assert!(used.contains("1 house phrase added"), "{used}");
+    // Accepted: no longer offered, and on the team's list (kept for new runs).
+    assert!(
+        c.find_all(Locator::Css("[data-testid=opener-offer]"))
+            .await?
+            .is_empty()
+    );
+    let added = c
+        .find(Locator::Css(
+            "[data-testid=opener-phrase][data-origin=added]",
+        ))
+        .await?
+        .prop("textContent")
+        .await?
+        .unwrap_or_default();
+    assert!(added.contains(&phrase), "{added}");
+
+    let link = make_share_link(c).await?;
+    c.clone().close().await?;
+    let fresh = browser(&session.driver).await?;
+    fresh.goto(&link).await?;
+    let shown = wait_text(&fresh, "meaningful-p50", 20, is_time).await?;
+    assert!(
+        ttft_e2e::shown_agree(&shown, &after, 0.55)?,
+        "{shown} vs {after}"
+    );
+    let used = wait_text(&fresh, "run-openers", 10, |t| t.contains(&phrase)).await?;
+    assert!(used.contains("1 house phrase added"), "{used}");
+    fresh.close().await?;
+    Ok(())
+}
+
 /// A secret typed in the extra headers box is sent but never kept: after a run (saved to
 /// IndexedDB) and a reload, the value is in no localStorage, sessionStorage or IndexedDB entry
 /// and not back in the box, while the rest of the settings are. With "remember the key and

@@ -172,6 +172,47 @@ async fn coalescing_profile_and_continuous_usage() {
     assert!(m.coalesced);
 }
 
+/// `sim-house` starts every answer with a house phrase that no opener list holds: the default
+/// list reads it as content; a run's answers offer it (it recurs while what follows differs);
+/// added to a team's list, the opener ends after it.
+#[tokio::test]
+async fn sim_house_starts_answers_with_a_phrase_on_no_list() {
+    use ttft_core::openers::{OpenerEdits, learn};
+    use ttft_server::sim::text::{HOUSE_PHRASE, HOUSE_PHRASE_ZH};
+    let app = server();
+    for (prompt, phrase) in [
+        ("Why is my first token slow?", HOUSE_PHRASE),
+        ("请帮我总结一下这篇文章的要点", HOUSE_PHRASE_ZH),
+    ] {
+        let mut texts = Vec::new();
+        for _ in 0..10 {
+            let mut body = chat("sim-house", 40);
+            body["messages"][0]["content"] = json!(prompt);
+            let (_, _, b) = post(&app, "/v1/chat/completions", body, &[]).await;
+            let m = RequestMetrics::compute(&parse(&b), &MetricsConfig::default());
+            assert!(m.text.starts_with(phrase), "{}", m.text);
+            assert!(m.opener_text.is_empty(), "on no list: {}", m.text);
+            assert_eq!(m.meaningful_ms, m.first_answer_ms);
+            texts.push(m.text);
+        }
+        let offered = learn(&texts, &ttft_core::openers::Openers::default());
+        assert_eq!(offered.len(), 1, "{offered:?}");
+        assert_eq!(offered[0].evidence(), "starts 10 of 10 answers");
+        let mut edits = OpenerEdits::default();
+        edits.add(&offered[0].phrase).unwrap();
+        let mut body = chat("sim-house", 40);
+        body["messages"][0]["content"] = json!(prompt);
+        let (_, _, b) = post(&app, "/v1/chat/completions", body, &[]).await;
+        let config = MetricsConfig {
+            openers: edits.openers(),
+            ..MetricsConfig::default()
+        };
+        let m = RequestMetrics::compute(&parse(&b), &config);
+        // (Read here in one piece: the split, not the time, is what this checks.)
+        assert_eq!(m.opener_text.trim_end(), phrase.trim_end());
+    }
+}
+
 #[tokio::test]
 async fn openers_reasoning_agent_json_and_tool_calls() {
     let app = server();

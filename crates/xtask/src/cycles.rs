@@ -100,6 +100,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "probe",
             "diagnosis",
             "first_token",
+            "house_openers",
             "calibration",
             "roofline",
         ],

@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use super::{EndpointInfo, REPORT_VERSION, Report, RequestRecord};
 use crate::experience::ExperienceConfig;
+use crate::openers::OpenerEdits;
 use crate::stats::Thresholds;
 
 /// Why report JSON could not be read.
@@ -105,6 +106,7 @@ impl Report {
             metrics_url: None,
             server_scrapes: Vec::new(),
             group: None,
+            openers: OpenerEdits::default(),
         }
     }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::dialect::Dialect;
 use crate::experience::{ExperienceConfig, ExperienceSummary, ReadingUnits};
 use crate::metrics::RequestMetrics;
+use crate::openers::OpenerEdits;
 use crate::stats::{LinearFit, Summary, Thresholds};
 use crate::timeline::{Outcome, RequestTimeline};
 
@@ -225,6 +226,11 @@ pub struct Report {
     /// by share links (a shared run is one run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<RunGroup>,
+    /// The team's changes to the default opener phrases the meaningful first token was decided
+    /// with ([`crate::openers::edits`]); absent from the file when there are none (and from
+    /// files made before them). Share links carry them.
+    #[serde(default, skip_serializing_if = "OpenerEdits::is_empty")]
+    pub openers: OpenerEdits,
 }
 
 /// A browser's name and major version from its user agent (`Firefox 153`, `Chrome 156`,

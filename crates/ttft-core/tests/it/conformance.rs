@@ -855,6 +855,7 @@ fn report_of(requests: Vec<RequestRecord>) -> Report {
         metrics_url: None,
         server_scrapes: Vec::new(),
         group: None,
+        openers: Default::default(),
     }
 }
 

@@ -11,6 +11,7 @@ mod diagnosis;
 mod dialects;
 mod experience;
 mod fuzz;
+mod house_openers;
 mod linear;
 mod locust;
 mod naming;

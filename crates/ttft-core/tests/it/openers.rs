@@ -274,6 +274,53 @@ fn kind_i_lead_ins_longer_than_80_characters_are_skipped_whole() {
     check(&cases);
 }
 
+#[test]
+fn kind_j_the_openers_of_widely_used_assistants_are_skipped_and_their_look_alikes_are_not() {
+    check(&[
+        (
+            "Thanks for the details! The cache is cold.",
+            "Thanks for the details! ",
+        ),
+        ("Good catch! The loop is off by one.", "Good catch! "),
+        ("Great point, the tail matters more.", "Great point, "),
+        ("Thank you. Prefill dominates.", "Thank you. "),
+        (
+            "Got it! Here's the fix:\nfn main() {}",
+            "Got it! Here's the fix:\n",
+        ),
+        (
+            "You're absolutely right, the index is wrong.",
+            "You're absolutely right, ",
+        ),
+        ("Perfect! The build passes.", "Perfect! "),
+        (
+            "Let's unpack this. Prefill comes first.",
+            "Let's unpack this. ",
+        ),
+        ("好的，我来整理一下：\n1. 预填充", "好的，我来整理一下：\n"),
+        ("没问题！首令牌延迟由预填充决定。", "没问题！"),
+        ("收到！文件已经处理完毕。", "收到！"),
+        ("明白了，问题在缓存。", "明白了，"),
+        ("感谢你的详细说明！原因有两个。", "感谢你的详细说明！"),
+        ("谢谢，原因有两个。", "谢谢，"),
+        // Look-alikes: the same words starting the answer's content.
+        ("Good catch rates depend on the net.", ""),
+        ("Thanks to the cache, TTFT drops.", ""),
+        ("Thank you notes are still polite.", ""),
+        ("Perfect forward secrecy protects old sessions.", ""),
+        ("Excellent results need warm caches.", ""),
+        ("Awesome-looking dashboards can hide tails.", ""),
+        ("I see three causes: prefill, decode, queueing.", ""),
+        ("You're right to worry about the tail.", ""),
+        ("Sounds good enough for a demo, but not for production.", ""),
+        ("Great point estimates hide their spread.", ""),
+        ("感谢信要写得真诚。", ""),
+        ("谢谢的拼音是 xièxie。", ""),
+        ("懂了吗？再读一遍。", ""),
+        ("说得对不对要看数据。", ""),
+    ]);
+}
+
 /// The answer streamed as `pieces`, piece i arriving at 100 + 10·i ms in its own read.
 fn stream(pieces: &[&str]) -> RequestMetrics {
     let mut r = RequestRecorder::new(0.0, None, None);

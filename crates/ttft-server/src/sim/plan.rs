@@ -133,6 +133,9 @@ pub fn plan(profile: &Profile, input: &PlanInput<'_>) -> Plan {
         if profile.behaviour == Behaviour::Openers {
             out.extend(pieces(PieceKind::Answer, text::opener(&mut rng, chinese)));
         }
+        if profile.behaviour == Behaviour::House {
+            out.extend(pieces(PieceKind::Answer, text::house(chinese)));
+        }
         let rest = n.saturating_sub(out.len()).max(1);
         out.extend(pieces(
             PieceKind::Answer,

@@ -12,6 +12,8 @@ pub enum Behaviour {
     Prose,
     /// Starts with a boilerplate opener.
     Openers,
+    /// Starts with a house phrase that is on no opener list ([`super::text::HOUSE_PHRASE`]).
+    House,
     /// Streams reasoning before the answer.
     Reasoning,
     /// Answers with JSON (or calls a tool when tools are given).
@@ -124,6 +126,14 @@ pub fn profiles() -> Vec<Profile> {
             prefix_cache: false,
         },
         Profile {
+            name: "sim-house",
+            description: "Starts every answer with a house phrase on no opener list (\"Thank you for contacting Acme support!\"), for teaching the studio a team's openers",
+            latency: lat(120.0, 0.2, 25.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::House,
+            prefix_cache: false,
+        },
+        Profile {
             name: "sim-reasoning",
             description: "Streams reasoning_content before the answer",
             latency: lat(150.0, 0.2, 20.0),
@@ -190,6 +200,15 @@ pub fn profiles() -> Vec<Profile> {
             behaviour: Behaviour::Prose,
             prefix_cache: false,
         },
+    ]
+    .into_iter()
+    .chain(ab_and_cache_profiles())
+    .collect()
+}
+
+/// The A/B profiles (#29) and the prefix cache's.
+fn ab_and_cache_profiles() -> Vec<Profile> {
+    vec![
         Profile {
             name: "sim-ab",
             description: "For A/B runs: TTFT ≈ 150 ms, ITL ≈ 20 ms, with realistic seeded noise (each request's decode speed and each decode step vary by 10 %, lognormal, deterministic from the request id)",

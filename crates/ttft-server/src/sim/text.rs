@@ -125,6 +125,21 @@ pub fn opener(rng: &mut Rng, chinese: bool) -> Vec<String> {
     }
 }
 
+/// The house phrase `sim-house` starts every English answer with: a support desk's greeting
+/// that no opener list holds, so the studio can learn it from a run.
+pub const HOUSE_PHRASE: &str = "Thank you for contacting Acme support! ";
+/// The same for answers to Chinese prompts.
+pub const HOUSE_PHRASE_ZH: &str = "感谢您联系 Acme 客服！";
+
+/// House phrase tokens.
+pub fn house(chinese: bool) -> Vec<String> {
+    tokenize(if chinese {
+        HOUSE_PHRASE_ZH
+    } else {
+        HOUSE_PHRASE
+    })
+}
+
 /// A value fitting a JSON schema (objects, arrays, strings, numbers, booleans, enums).
 pub fn value_for_schema(schema: &Value, rng: &mut Rng, depth: u32) -> Value {
     if let Some(e) = schema

@@ -47,6 +47,7 @@ pub(crate) use write::encode;
 use serde::{Deserialize, Serialize};
 use ttft_core::experience::{ExperienceConfig, ReadingUnits};
 use ttft_core::metrics::{RequestMetrics, TokenSource, TtftKind};
+use ttft_core::openers::OpenerEdits;
 use ttft_core::report::{Aggregates, EndpointInfo, ReplayPiece, Report, RequestRecord};
 use ttft_core::review::BlindVote;
 use ttft_core::stats::Thresholds;
@@ -121,6 +122,10 @@ struct Header {
     /// and from runs measured in this studio, whose requests name none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     clients: Vec<String>,
+    /// The team's changes to the default opener phrases ([`Report::openers`]; absent from
+    /// older links and when there are none).
+    #[serde(default, skip_serializing_if = "OpenerEdits::is_empty")]
+    openers: OpenerEdits,
 }
 
 /// The columns, in stored order.

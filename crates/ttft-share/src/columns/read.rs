@@ -855,6 +855,7 @@ impl<'a> Reader<'a> {
             .filter(|s| s.validate().is_ok())
             .unwrap_or_default();
         report.client_health = header.client_health;
+        report.openers = header.openers;
         report.shared = Some(SharedFrom {
             format: "r2".into(),
             precision_ms: header.precision_ms,

@@ -648,6 +648,7 @@ impl<'a> Writer<'a> {
             client_health: report.client_health.as_ref().map(round_floats),
             user_agent: report.user_agent.clone(),
             clients: self.clients,
+            openers: report.openers.clone(),
         };
         let header = serde_json::to_vec(&header).expect("headers always serialize");
         let mut out = Column::default();

@@ -4,6 +4,7 @@ mod common;
 mod fuzz;
 mod golden;
 mod legacy;
+mod openers;
 mod probe;
 mod share;
 mod travels;

@@ -45,10 +45,20 @@
 //! decision once made never changes as text arrives, and every chunking of an answer gives
 //! the same split. [`OpenerScan`] feeds it a stream incrementally; the meaningful first token
 //! is the arrival of the piece holding byte [`Split::content`].
+//!
+//! **A team's list.** [`edits`] keeps a team's changes to the defaults (house phrases added,
+//! defaults removed), carried by reports and share links; [`learn`] finds the leading clauses
+//! that recur across a run's answers and offers them as house phrases.
+
+pub mod edits;
+pub mod learn;
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
+
+pub use edits::{Language, ListedPhrase, OpenerEditError, OpenerEdits, Origin};
+pub use learn::{Learned, learn};
 
 /// Default opener phrases in English and Chinese. A trailing `…` marks a lead-in.
 pub const DEFAULT_OPENERS: &[&str] = &[
@@ -87,6 +97,46 @@ pub const DEFAULT_OPENERS: &[&str] = &[
     "i can help with that",
     "hi there",
     "let's get started",
+    // The openers of widely used assistants (#30): thanks, praise of the question, assent.
+    "thanks",
+    "thank you",
+    "thanks for the details",
+    "thank you for the details",
+    "thanks for sharing",
+    "thank you for sharing",
+    "thanks for the context",
+    "thank you for the context",
+    "thanks for reaching out",
+    "thank you for reaching out",
+    "thanks for clarifying",
+    "thank you for clarifying",
+    "good catch",
+    "great catch",
+    "nice catch",
+    "great point",
+    "good point",
+    "fair point",
+    "great idea",
+    "great choice",
+    "perfect",
+    "excellent",
+    "awesome",
+    "you got it",
+    "you're right",
+    "you are right",
+    "you're absolutely right",
+    "you're correct",
+    "that makes sense",
+    "makes sense",
+    "sounds good",
+    "i see",
+    "i understand",
+    "my pleasure",
+    "with pleasure",
+    "no problem at all",
+    "here you go",
+    "happy to help with that",
+    "i'd be happy to help with that",
     // English, lead-ins.
     "here's …",
     "here is …",
@@ -116,6 +166,13 @@ pub const DEFAULT_OPENERS: &[&str] = &[
     "i'll help …",
     "i'll break …",
     "to answer your question …",
+    "let's look at …",
+    "let's explore …",
+    "let's unpack …",
+    "i'll outline …",
+    "i'll summarize …",
+    "i can explain …",
+    "below you'll find …",
     // Chinese, standalone.
     "好的",
     "好",
@@ -143,6 +200,27 @@ pub const DEFAULT_OPENERS: &[&str] = &[
     "您好",
     "嗯",
     "嗯嗯",
+    "好的呀",
+    "好的呢",
+    "当然啦",
+    "没问题的",
+    "收到啦",
+    "懂了",
+    "我懂了",
+    "我理解了",
+    "好主意",
+    "说得对",
+    "你说得对",
+    "您说得对",
+    "谢谢",
+    "谢谢你",
+    "谢谢您",
+    "感谢",
+    "感谢你的详细说明",
+    "感谢您的详细说明",
+    "很好的问题",
+    "非常好的问题",
+    "这个问题很好",
     // Chinese, lead-ins.
     "以下是…",
     "下面是…",
@@ -182,6 +260,15 @@ pub const DEFAULT_OPENERS: &[&str] = &[
     "为您整理…",
     "为你总结…",
     "为您总结…",
+    "以下为…",
+    "我来整理…",
+    "我来梳理…",
+    "我来分析…",
+    "我来说明…",
+    "我来列出…",
+    "我来看看…",
+    "让我看看…",
+    "我们一起来…",
 ];
 
 /// A lead-in clause longer than this (in characters) without ending is content.
@@ -342,9 +429,15 @@ impl Openers {
         memo: &mut Memo,
     ) -> Clause {
         let mut verdict = Clause::Content;
+        // The clause's first character, read once: a phrase starting otherwise cannot match.
+        let first = text[at..].chars().next().map(norm);
+        memo.examined += 1;
         for p in &self.patterns {
             let (phrase, lead_in) = parse(p);
-            if phrase.is_empty() || !(lead_in || standalone) {
+            if phrase.is_empty()
+                || !(lead_in || standalone)
+                || phrase.chars().next().map(norm) != first
+            {
                 continue;
             }
             let v = match match_phrase(phrase, text, at, complete, memo) {
