@@ -56,6 +56,7 @@ pub fn markdown(r: &Value) -> String {
     s.push_str(&codecs_markdown(&r["codecs"]));
     s.push_str(&locust_markdown(r));
     s.push_str(&intervals_markdown(&r["intervals"]));
+    s.push_str(&crate::fuzz::markdown(&r["fuzz"]));
     s.push_str(&why(r));
     s.push_str("\n## Reproduce\n\n```sh\ncargo xtask bench\n```\n\nIt installs what is missing (as `cargo xtask test` does), builds the app if `dist/` is stale, and takes a few minutes on 2 cores. `cargo run --release -p ttft-bench -- . --locust-only` re-measures section 5 alone into `bench/results.json` (Locust from `cargo xtask locust`) and re-renders this file.\n");
     s
