@@ -9,7 +9,9 @@
 //! (with `TTFT_BENCH_QUICK=1`, `plan`, a quick partial run). The share links' run is kept in `target/bench/links-100.json`;
 //! `--links-from FILE` measures the links of such a run (and of 1,000 and 10,000 requests
 //! resampled from it) part by part, without a browser; `--codecs` measures mainstream codecs
-//! against the links' own on the same columns (`codecs`, #28: `bench/codecs.json`).
+//! against the links' own on the same columns (`codecs`, #28: `bench/codecs.json`); `--fuzz`
+//! joins the last `cargo xtask fuzz` totals (`bench/fuzz.json`, #30) to the results and
+//! re-renders.
 //!
 //! It starts the server and the browser with the end-to-end harness (`ttft-e2e`); the
 //! synthetic reports for render and share-link sizes come from `synthetic`, the Markdown from
@@ -21,6 +23,7 @@ mod capacity;
 mod codecs;
 mod fidelity;
 mod floor;
+mod fuzz;
 mod intervals;
 mod locust;
 mod peers;
@@ -658,6 +661,11 @@ async fn main() -> Result<()> {
         Some("--codecs") => return codecs::run(&root),
         // What the intervals add to a report's time (#29).
         Some("--intervals") => return intervals::run(&root),
+        // The last `cargo xtask fuzz` totals (bench/fuzz.json, #30) joined to the results.
+        Some("--fuzz") => {
+            let totals = fuzz::last(&root).context("no bench/fuzz.json: run `cargo xtask fuzz`")?;
+            return bench_report::merge_section(&root, "fuzz", totals);
+        }
         Some("--links-from") => {
             let path = std::env::args().nth(3).context("--links-from FILE")?;
             return links_from(Path::new(&path));
@@ -736,6 +744,10 @@ async fn main() -> Result<()> {
     results.insert("machine".into(), machine());
     results.insert("server".into(), served.to_json());
     results.insert("plan".into(), plan::to_json());
+    // Fuzzing is measured apart (`cargo xtask fuzz`): its last totals stay in the report.
+    if let Some(totals) = fuzz::last(&root) {
+        results.insert("fuzz".into(), totals);
+    }
     let c = browser(&driver).await?;
     // 1. Measurement error against ground truth (sim-bench: 20 ms steps, 100 tokens): the
     // studio, the browser's floor and peer clients side by side, over several rounds.

@@ -3,8 +3,8 @@
 //!
 //! `cargo xtask test`: installs what is missing (Chromium and chromedriver too), then runs
 //! fmt, clippy (native and wasm32), rustdoc with warnings denied, the code-map and import-cycle
-//! checks, native tests, wasm tests in headless Chromium, the end-to-end suite against the built
-//! app, and prints a summary line.
+//! checks, native tests, every fuzz target 15 s under AFL++, wasm tests in headless Chromium, the
+//! end-to-end suite against the built app, and prints a summary line.
 //!
 //! `cargo xtask dist [--check]`: builds the app, then one release `ttft-server` with the app
 //! embedded (`target/dist/ttft-server`, printed with its size); `--check` runs its test.
@@ -17,6 +17,10 @@
 //! Locust into `target/locust` and prints its path; `cargo xtask aiperf` installs AIPerf into
 //! `target/peers/aiperf` (the bench's venv) and prints its path.
 //!
+//! `cargo xtask fuzz [--seconds N]`: every fuzz target of `crates/ttft-fuzz` N seconds (default
+//! 120) under AFL++ (cargo-afl, installed if missing), its totals printed and written to
+//! `bench/fuzz.json` and BENCHMARKS.md; `--smoke` runs the test command's 15 s a target alone.
+//!
 //! `cargo xtask codemap` checks that ARCHITECTURE.md's code map names every crate and folder and
 //! that every path it names exists; `cargo xtask cycles [--edges]` checks that no crate's files
 //! import each other around a loop (and the core's layers), `--edges` printing every
@@ -26,6 +30,7 @@ mod bench;
 mod codemap;
 mod cycles;
 mod dist;
+mod fuzz;
 mod llama;
 mod locust;
 mod oracle;
@@ -50,11 +55,12 @@ fn main() -> Result<()> {
             .map(|(s, m)| println!("LLAMA_SERVER={}\nLLAMA_MODEL={}", s.display(), m.display())),
         Some("locust") => locust::ensure_locust().map(|l| println!("LOCUST={}", l.display())),
         Some("aiperf") => pip::ensure_aiperf().map(|a| println!("AIPERF={}", a.display())),
+        Some("fuzz") => fuzz::command(&args[1..]),
         Some("codemap") => codemap::check(&tools::root()),
         Some("cycles") => cycles::command(&tools::root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve [--port N] [--host H] | test | dist [--check] | bench | setup | llama | locust | aiperf | codemap | cycles [--edges]>"
+                "usage: cargo xtask <serve [--port N] [--host H] | test | dist [--check] | bench | fuzz [--seconds N | --smoke] | setup | llama | locust | aiperf | codemap | cycles [--edges]>"
             );
             std::process::exit(2)
         }

@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use crate::codemap;
 use crate::cycles;
 use crate::dist;
+use crate::fuzz;
 use crate::llama::ensure_llama;
 use crate::locust::ensure_locust;
 use crate::oracle;
@@ -17,7 +18,7 @@ use crate::pip::ensure_aiperf;
 use crate::tools::{WASM, cmd, ensure_browser, ensure_other_engines, ensure_tools, root, run};
 
 /// Installs what is missing, then runs fmt, clippy, docs, the code-map, import-cycle and
-/// dependency checks, native tests, wasm tests, the release build, the one binary and the
+/// dependency checks, native tests, the fuzz targets' short run, wasm tests, the release build, the one binary and the
 /// end-to-end suites.
 pub(crate) fn test() -> Result<()> {
     let started = Instant::now();
@@ -26,6 +27,7 @@ pub(crate) fn test() -> Result<()> {
     let mut tally = Tally::default();
     static_checks(&mut tally);
     unit_tests(&mut tally);
+    fuzz_smoke(&mut tally);
     if tally.step("trunk build --release", {
         let mut c = cmd("trunk");
         c.args(["build", "--release"]);
@@ -91,6 +93,21 @@ fn static_checks(tally: &mut Tally) {
             "warnings",
         ]),
     );
+    // The fuzz binaries need the `afl` feature (and cargo-afl to link, not to lint).
+    tally.step(
+        "clippy (fuzz targets)",
+        cargo(&[
+            "clippy",
+            "-p",
+            "ttft-fuzz",
+            "--all-targets",
+            "--features",
+            "afl",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    );
     tally.step("cargo doc (native, warnings denied)", {
         let mut c = cargo(&[
             "doc",
@@ -142,6 +159,23 @@ fn unit_tests(tally: &mut Tally) {
         c
     });
     let _ = std::fs::remove_dir_all(&wasm_tmp);
+}
+
+/// Every fuzz target of `crates/ttft-fuzz` 15 s under AFL++: a crash or a hang fails the step.
+/// cargo-afl that cannot be installed fails it in CI and skips it elsewhere.
+fn fuzz_smoke(tally: &mut Tally) {
+    match fuzz::ensure_cargo_afl() {
+        Ok(()) => {
+            tally.check(
+                "fuzz: every target 15 s, no crash or hang (AFL++)",
+                fuzz::smoke,
+            );
+        }
+        Err(e) => {
+            eprintln!("!!  cargo-afl could not be installed: {e:#}");
+            tally.setup_failed("cargo-afl");
+        }
+    }
 }
 
 /// What needs the release build: the one binary, then the end-to-end suites in Chromium,

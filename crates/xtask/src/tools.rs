@@ -136,33 +136,36 @@ pub(crate) fn is_root() -> bool {
     output("id", &["-u"]).is_some_and(|o| o.trim() == "0")
 }
 
-/// Chromium and chromedriver in `/usr/bin`, installed with apt-get when running as root.
-pub(crate) fn ensure_browser() -> Result<()> {
-    if Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists() {
-        return Ok(());
-    }
+/// Installs Debian's `packages` (without their recommendations) with apt-get when running as
+/// root; otherwise fails saying `missing` and the command to run.
+pub(crate) fn apt_install(packages: &[&str], missing: &str) -> Result<()> {
+    let list = packages.join(" ");
     if !is_root() {
-        bail!(
-            "Chromium and chromedriver are missing. Install them with:\n  sudo apt-get update && sudo apt-get install -y chromium chromium-driver"
-        );
+        bail!("{missing}. Install with:\n  sudo apt-get update && sudo apt-get install -y {list}");
     }
     run("apt-get update", {
         let mut c = cmd("apt-get");
         c.arg("update");
         c
     })?;
-    run("apt-get install chromium chromium-driver", {
+    run(&format!("apt-get install {list}"), {
         let mut c = cmd("apt-get");
-        c.args([
-            "install",
-            "-y",
-            "--no-install-recommends",
-            "chromium",
-            "chromium-driver",
-        ])
-        .env("DEBIAN_FRONTEND", "noninteractive");
+        c.args(["install", "-y", "--no-install-recommends"])
+            .args(packages)
+            .env("DEBIAN_FRONTEND", "noninteractive");
         c
     })
+}
+
+/// Chromium and chromedriver in `/usr/bin`, installed with apt-get when running as root.
+pub(crate) fn ensure_browser() -> Result<()> {
+    if Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists() {
+        return Ok(());
+    }
+    apt_install(
+        &["chromium", "chromium-driver"],
+        "Chromium and chromedriver are missing",
+    )
 }
 
 /// Firefox ESR, WebKitGTK's WebDriver server (with its MiniBrowser) and Xvfb for its display,
