@@ -267,7 +267,7 @@ impl StampWorkers {
     /// round trip through the page in between; a job with a planned time is not sent before it.
     /// `on_done(k, exchange)` receives job `k`'s exchange as it comes back. Jobs a cancel
     /// dropped before they were sent never come back. Returns when every lane is over, or when
-    /// a worker has been silent for [`GIVE_UP_AFTER_TIMEOUT_MS`] (its requests then fail with
+    /// a worker has been silent for 10 s (its requests then fail with
     /// a message saying so).
     pub async fn run_queue(
         &self,

@@ -1,5 +1,5 @@
 //! A run's house openers: the recurring leading clauses its answers offer as boilerplate
-//! ([`offers`], by the rule of [`crate::openers::learn`]), and the run scored again with its
+//! ([`offers`], by the rule of [`crate::openers::learn()`]), and the run scored again with its
 //! opener list changed ([`accept`], [`rescore`]).
 //!
 //! Scoring again recomputes each request from its raw capture (the bytes and times the studio

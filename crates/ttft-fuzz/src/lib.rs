@@ -104,7 +104,7 @@ impl StreamSetup {
 }
 
 /// A response as the stamping worker captures it: the first byte chooses the setup
-/// ([`StreamSetup`]), the rest is the body, its reads split at each [`SEPARATOR`] (one
+/// (`StreamSetup`), the rest is the body, its reads split at each [`SEPARATOR`] (one
 /// millisecond apart). The capture goes through framing, dialect detection and the recorder,
 /// then the request's metrics, which may not count more output events than were recorded.
 pub fn stream(data: &[u8]) {

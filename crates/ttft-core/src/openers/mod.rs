@@ -47,7 +47,7 @@
 //! is the arrival of the piece holding byte [`Split::content`].
 //!
 //! **A team's list.** [`edits`] keeps a team's changes to the defaults (house phrases added,
-//! defaults removed), carried by reports and share links; [`learn`] finds the leading clauses
+//! defaults removed), carried by reports and share links; [`learn()`] finds the leading clauses
 //! that recur across a run's answers and offers them as house phrases.
 
 pub mod edits;
