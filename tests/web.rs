@@ -161,12 +161,18 @@ async fn save(run: &SavedRun, order: i64, next_id: u64) {
 
 /// `n` requests recorded through the real path (SSE bytes → recorder → metrics).
 fn requests(n: usize) -> Vec<RequestRecord> {
+    recorded(n, 0.0, true)
+}
+
+/// `n` requests, the `i`-th `i + shift` ms late (its headers too when `headers_late`).
+fn recorded(n: usize, shift: f64, headers_late: bool) -> Vec<RequestRecord> {
     let cfg = MetricsConfig::default();
     (0..n)
         .map(|i| {
-            let at = i as f64;
+            let at = i as f64 + shift;
+            let headers_at = if headers_late { 10.0 + at } else { 10.0 };
             let mut rec = RequestRecorder::new(0.0, None, None);
-            rec.on_headers(10.0 + at, 200, Some("text/event-stream"));
+            rec.on_headers(headers_at, 200, Some("text/event-stream"));
             rec.on_read(
                 50.0 + at,
                 b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" Hello\"}}]}\n\n",
@@ -829,24 +835,7 @@ fn the_confidence_setting_is_kept_and_brought_into_range() {
 
 /// `n` requests whose first token comes `shift` ms later than [`requests`]'.
 fn shifted(n: usize, shift: f64) -> Vec<RequestRecord> {
-    let cfg = MetricsConfig::default();
-    (0..n)
-        .map(|i| {
-            let at = i as f64 + shift;
-            let mut rec = RequestRecorder::new(0.0, None, None);
-            rec.on_headers(10.0, 200, Some("text/event-stream"));
-            rec.on_read(
-                50.0 + at,
-                b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" Hello\"}}]}\n\n",
-            );
-            rec.on_read(
-                62.5 + at,
-                b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there.\"}}]}\n\ndata: [DONE]\n\n",
-            );
-            let tl = rec.finish(63.0 + at);
-            RequestRecord::from_timeline(i as u32, "c=1".into(), Some(1.0), &tl, &cfg)
-        })
-        .collect()
+    recorded(n, shift, false)
 }
 
 /// The compare table's TTFT P50 row: each run's cell carries its interval, the second run's
