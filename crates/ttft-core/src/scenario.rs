@@ -334,6 +334,9 @@ pub struct Job {
     /// Its interleaving slot in an A/B run: the k-th measured job of every arm has `Some(k)`
     /// (the same prompt, sent back to back); `None` for warm-ups and ordinary runs.
     pub pair: Option<u32>,
+    /// When to send it, ms from its phase's start (an open-loop plan: a trace, a load shape);
+    /// `None`: as soon as a lane is free (closed loop), or at the phase's Poisson rate.
+    pub planned_ms: Option<f64>,
 }
 
 /// Jobs run at one concurrency.
@@ -474,6 +477,7 @@ impl ScenarioConfig {
             chained: false,
             arm: 0,
             pair: None,
+            planned_ms: None,
         };
         let warmups = |group: &str, level: Option<f64>, prompt: &str| {
             (0..self.warmup)
