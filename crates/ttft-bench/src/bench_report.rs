@@ -243,6 +243,13 @@ fn capacity_markdown(r: &Value) -> String {
             not_compared(l),
         ));
     }
+    if let Some(stop) = cap["stopped_at"].as_object() {
+        s.push_str(&format!(
+            "\nThe climb stopped at {} streams: {}\n",
+            stop.get("streams").unwrap_or(&Value::Null),
+            stop.get("error").and_then(Value::as_str).unwrap_or("?"),
+        ));
+    }
     let rate = |v: &Value, none: &str| {
         v.as_f64()
             .map_or(none.to_owned(), |c| format!("{c:.0} chunks/s"))

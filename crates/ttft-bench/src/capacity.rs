@@ -36,48 +36,69 @@ pub fn highest_within(levels: &[Value], limit: f64) -> Option<f64> {
 pub async fn capacity(c: &Client, studio: &Studio) -> Result<Value> {
     let mut levels = Vec::new();
     let mut under_1ms: Option<f64> = None;
+    let mut stopped = None;
     for conc in plan::capacity_streams() {
         eprintln!("capacity at {conc} streams…");
-        let report = ui_run(
-            c,
-            studio,
-            &Setup::plain(&studio.tls_url),
-            MODEL,
-            conc,
-            conc,
-            TOKENS,
-        )
-        .await?;
-        let a = agreement(studio.port, &studio_requests(&report)).await?;
-        let e = errors(&a.gap_errors);
-        let p99 = e["p99_ms"].as_f64().unwrap_or(f64::INFINITY);
-        if p99 < 1.0 {
-            under_1ms = Some(under_1ms.map_or(a.chunks_per_s, |b: f64| b.max(a.chunks_per_s)));
+        match level_at(c, studio, conc, &mut under_1ms).await {
+            Ok(level) => levels.push(level),
+            Err(e) => {
+                // A level that fails (a stalled transport, a timeout) ends the climb: the levels
+                // below keep their figures and the failure is said, not hidden.
+                eprintln!("capacity at {conc} streams failed: {e:#}");
+                stopped = Some(json!({ "streams": conc, "error": format!("{e:#}") }));
+                break;
+            }
         }
-        let level = Level {
-            streams: conc,
-            requests: conc,
-            tokens: TOKENS,
-        };
-        let fl = floor::floor_in(c, studio, Transport::Http2, Thread::Worker, MODEL, level).await?;
-        let f = agreement(studio.port, &fl).await?;
-        let fe = errors(&f.gap_errors);
-        let ratio = fe["p99_ms"].as_f64().filter(|f| *f > 0.0).map(|f| p99 / f);
-        levels.push(json!({
-            "streams": conc, "chunks": a.chunks, "chunks_per_s": a.chunks_per_s,
-            "mismatched_requests": a.mismatched, "failed_requests": a.failed, "itl_error": e,
-            "floor": { "client": Thread::Worker.client(), "chunks_per_s": f.chunks_per_s,
-                       "mismatched_requests": f.mismatched, "failed_requests": f.failed,
-                       "itl_error": fe },
-            "ratio_to_floor": ratio,
-        }));
     }
     Ok(json!({
         "transport": Transport::Http2.label(),
         "limit_to_floor": LIMIT,
         "max_chunks_per_s_within_limit_of_floor": highest_within(&levels, LIMIT),
         "levels": levels,
+        "stopped_at": stopped,
         "max_chunks_per_s_with_p99_error_under_1ms": under_1ms,
+    }))
+}
+
+/// One level: the studio at `conc` streams, then the floor probe at the same level.
+async fn level_at(
+    c: &Client,
+    studio: &Studio,
+    conc: usize,
+    under_1ms: &mut Option<f64>,
+) -> Result<Value> {
+    let report = ui_run(
+        c,
+        studio,
+        &Setup::plain(&studio.tls_url),
+        MODEL,
+        conc,
+        conc,
+        TOKENS,
+    )
+    .await?;
+    let a = agreement(studio.port, &studio_requests(&report)).await?;
+    let e = errors(&a.gap_errors);
+    let p99 = e["p99_ms"].as_f64().unwrap_or(f64::INFINITY);
+    if p99 < 1.0 {
+        *under_1ms = Some(under_1ms.map_or(a.chunks_per_s, |b: f64| b.max(a.chunks_per_s)));
+    }
+    let level = Level {
+        streams: conc,
+        requests: conc,
+        tokens: TOKENS,
+    };
+    let fl = floor::floor_in(c, studio, Transport::Http2, Thread::Worker, MODEL, level).await?;
+    let f = agreement(studio.port, &fl).await?;
+    let fe = errors(&f.gap_errors);
+    let ratio = fe["p99_ms"].as_f64().filter(|f| *f > 0.0).map(|f| p99 / f);
+    Ok(json!({
+        "streams": conc, "chunks": a.chunks, "chunks_per_s": a.chunks_per_s,
+        "mismatched_requests": a.mismatched, "failed_requests": a.failed, "itl_error": e,
+        "floor": { "client": Thread::Worker.client(), "chunks_per_s": f.chunks_per_s,
+                   "mismatched_requests": f.mismatched, "failed_requests": f.failed,
+                   "itl_error": fe },
+        "ratio_to_floor": ratio,
     }))
 }
 

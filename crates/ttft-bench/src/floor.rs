@@ -132,10 +132,15 @@ async fn probe(
     model: &str,
     level: Level,
 ) -> Result<ProbeRun> {
-    // A closed loop of 128 requests at 20 ms per token takes well under a minute, but the
-    // default script timeout (30 s) would cut the 1-stream runs short on a loaded machine.
+    // A closed loop of 100 requests at 20 ms per token takes well under a minute, but the
+    // default script timeout (30 s) would cut the 1-stream runs short on a loaded machine. Each
+    // request fails after 120 s (`probe.html`), so a run ends within its rounds × 120 s plus a
+    // margin; a transport that stalls is an error, never a bench that waits forever.
+    let rounds = level.requests.div_ceil(level.streams.max(1)) as u64;
     let mut timeouts = c.get_timeouts().await?;
-    timeouts.set_script(Some(Duration::from_secs(600)));
+    timeouts.set_script(Some(Duration::from_secs(
+        (rounds * 120 + 60).min(900),
+    )));
     c.update_timeouts(timeouts).await?;
     c.goto(&format!("{}/public/probe.html", studio.url)).await?;
     let v = c
