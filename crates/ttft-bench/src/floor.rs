@@ -138,9 +138,7 @@ async fn probe(
     // margin; a transport that stalls is an error, never a bench that waits forever.
     let rounds = level.requests.div_ceil(level.streams.max(1)) as u64;
     let mut timeouts = c.get_timeouts().await?;
-    timeouts.set_script(Some(Duration::from_secs(
-        (rounds * 120 + 60).min(900),
-    )));
+    timeouts.set_script(Some(Duration::from_secs((rounds * 120 + 60).min(900))));
     c.update_timeouts(timeouts).await?;
     c.goto(&format!("{}/public/probe.html", studio.url)).await?;
     let v = c
