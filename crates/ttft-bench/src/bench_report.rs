@@ -950,6 +950,10 @@ fn why_fidelity(r: &Value) -> String {
         find("on the page", "HTTP/2 (TLS)", 64),
         find("floor probe (worker)", "HTTP/2 (TLS)", 64),
     );
+    let (two, floor_sharded) = (
+        find("2 stamping workers", "sharded HTTP/1.1", 64),
+        find("floor probe (worker)", "sharded HTTP/1.1", 64),
+    );
     let (Some(wi), Some(pi), Some(wt), Some(pt), Some(fi), Some(ft)) = (
         p99(worker, "itl_error"),
         p99(page, "itl_error"),
@@ -960,8 +964,45 @@ fn why_fidelity(r: &Value) -> String {
     ) else {
         return String::new();
     };
+    let mut s = format!(
+        "- **Measurement fidelity.** Since #30 the stamping worker runs the closed loop itself (each lane starts its next request the moment the last one ends, as the floor probe does), yet the studio stays above the floor: at 64 streams over HTTP/2 its P99 error is {wi:.1} ms per gap and {wt:.1} ms for TTFT against the floor's {fi:.1} and {ft:.1} ms (stamping on the page, as before #19: {pi:.1} and {pt:.1} ms). "
+    );
+    if let (Some(ti), Some(tt), Some(si), Some(st)) = (
+        p99(two, "itl_error"),
+        p99(two, "ttft_error"),
+        p99(floor_sharded, "itl_error"),
+        p99(floor_sharded, "ttft_error"),
+    ) {
+        s.push_str(&format!(
+            "Two stamping workers bring the per-gap tail at 64 streams (sharded HTTP/1.1) to {ti:.1} ms against the floor's {si:.1} ms ({:.2}×), so per gap the one default worker is the bottleneck there: it does more per read than the probe (it keeps each read's bytes for the page and hands finished requests over while other streams read); TTFT stays above the floor with two workers too ({tt:.1} against {st:.1} ms). ",
+            ti / si
+        ));
+    }
+    s.push_str("The TTFT tail is the first chunk of a request: the wall-clock table above shows the first-chunk delay's P99 at several times its P50 from 16 streams on, while the probe's stays near its median; what in the worker's request start (building the request from the page's message, the Resource Timing lookup, the hand-over of finished records) delays it is not yet found. Earlier experiments ruled out parsing (deferred to the end of the run, the tail did not shrink) and the Resource Timing lookup alone. Where the floor itself is above a peer (section 1), no browser client can do better on this machine.\n");
+    s
+}
+
+/// Peer rows that rest on few requests: a peer request is paired with the ground truth only by
+/// a unique answer text ([`crate::peers`]), and short answers of the simulator repeat.
+fn why_peers_unpaired(r: &Value) -> String {
+    let (mut ambiguous, mut asked) = (0, 0);
+    for row in r["fidelity"]["rows"].as_array().into_iter().flatten() {
+        for m in std::iter::once(&row["matching"]).chain(
+            row["rounds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|x| &x["matching"]),
+        ) {
+            ambiguous += m["ambiguous"].as_u64().unwrap_or(0);
+            asked += m["peer_requests"].as_u64().unwrap_or(0);
+        }
+    }
+    if asked == 0 || ambiguous * 4 < asked {
+        return String::new();
+    }
     format!(
-        "- **Measurement fidelity.** At 64 streams over HTTP/2, stamping in a worker took the studio's P99 error from {pi:.1} ms to {wi:.1} ms per gap and from {pt:.1} ms to {wt:.1} ms for TTFT (stamping on the page, as before, against the default, in the same run). Per gap it is now at the floor probe's level ({fi:.1} ms in a worker). TTFT stays above it ({ft:.1} ms). The floor probe and the studio stamp in the same kind of worker, so the difference lies around it. Two experiments outside this run ruled out the obvious suspects: parsing every request only after the run ended did not shrink the tail (16 streams: 5.6 against 6.8 ms; 64: 42 against 20 ms, 3 rounds each), nor did dropping the worker's Resource Timing lookup. Per-request data put the tail in the first chunks of each new wave of a closed loop (4–10 ms above the median at 16 streams), which the studio used to start through a round trip from the worker to the page and back; since #30 the stamping worker runs the closed loop itself, starting the next request the moment the previous one ends, as the floor probe does (the studio / floor table in section 1 is the measure of what is left). Where the floor itself is above a peer (section 1), no browser client can do better on this machine; the 1-stream targets of 0.5 ms per gap and 0.2 ms TTFT are below this machine's browser floor for ITL.\n"
+        "- **Peers compared on few requests.** {ambiguous} of {asked} peer requests could not be paired with the server's records: the tools keep no request id, so a request is paired only by an answer text no other request of the run has, and the simulator's 20- and 50-token answers (the plan since #30; 100 tokens before) repeat across requests. Their rows rest on the pairs left (\"Requests not compared\" in section 1) and say so with \"needs N requests\"; the studio and the floor probe are paired by the server's request id and are not affected. Next: a per-request marker the tools echo (a unique prompt whose answer the simulator seeds from it).\n"
     )
 }
 
@@ -987,7 +1028,11 @@ fn why(r: &Value) -> String {
         ));
     }
     s.push_str(&why_fidelity(r));
-    if r["capacity"]["max_chunks_per_s_with_p99_error_under_1ms"].is_null() {
+    s.push_str(&why_peers_unpaired(r));
+    // The 1 ms bar is kept as a figure; it is the target only where the floor was not measured.
+    if r["capacity"]["max_chunks_per_s_with_p99_error_under_1ms"].is_null()
+        && r["capacity"]["max_chunks_per_s_within_limit_of_floor"].is_null()
+    {
         let top = r["capacity"]["levels"]
             .as_array()
             .into_iter()
