@@ -294,8 +294,8 @@ pub async fn run_phases(mut plan: RunPlan, handle: RunHandle, on_batch: OnBatch)
                     // (exponential gaps), scheduled from the phase start.
                     let planned = job.planned_ms.or_else(|| {
                         (rate > 0.0).then(|| {
-                            let at = next_arrival.get()
-                                + poisson_gap_ms(rate, js_sys::Math::random());
+                            let at =
+                                next_arrival.get() + poisson_gap_ms(rate, js_sys::Math::random());
                             next_arrival.set(at);
                             at
                         })

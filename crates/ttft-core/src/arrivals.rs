@@ -60,9 +60,7 @@ pub enum LoadShapeError {
     )]
     ExponentialFromZero,
     /// A rate ramp that ends at zero.
-    #[error(
-        "a ramp's target rate must be above 0 (the plan holds it after the ramp), not {0}"
-    )]
+    #[error("a ramp's target rate must be above 0 (the plan holds it after the ramp), not {0}")]
     RampToZero(String),
     /// Steps without a rate.
     #[error("give at least one step rate, e.g. 1, 2, 4")]
@@ -215,10 +213,7 @@ impl LoadShape {
             } => {
                 duration(*step_s)?;
                 let last = rates_per_s.last().ok_or(LoadShapeError::NoSteps)?;
-                if let Some(bad) = rates_per_s
-                    .iter()
-                    .find(|r| !(r.is_finite() && **r >= 0.0))
-                {
+                if let Some(bad) = rates_per_s.iter().find(|r| !(r.is_finite() && **r >= 0.0)) {
                     return Err(LoadShapeError::BadStepRate(shown(*bad)));
                 }
                 positive(*last)
@@ -267,9 +262,7 @@ impl LoadShape {
     /// target, the last step's; 0 for a concurrency ramp (a closed loop).
     pub fn settled_rate_per_s(&self) -> f64 {
         match self {
-            LoadShape::Poisson { rate_per_s } | LoadShape::Gamma { rate_per_s, .. } => {
-                *rate_per_s
-            }
+            LoadShape::Poisson { rate_per_s } | LoadShape::Gamma { rate_per_s, .. } => *rate_per_s,
             LoadShape::Ramp { to_per_s, .. } => *to_per_s,
             LoadShape::Steps { rates_per_s, .. } => rates_per_s.last().copied().unwrap_or(0.0),
             LoadShape::ConcurrencyRamp { .. } => 0.0,
@@ -379,14 +372,8 @@ pub fn planned_sends(
     seed: u64,
 ) -> Result<Vec<f64>, LoadShapeError> {
     shape.check()?;
-    if let LoadShape::ConcurrencyRamp {
-        from,
-        to,
-        over_s,
-        curve,
-    } = *shape
-    {
-        return Ok(lane_starts(from, to, over_s, curve, count));
+    if let Some(starts) = ramp_lane_starts(shape, count) {
+        return Ok(starts);
     }
     let Some(profile) = Profile::of(shape) else {
         return Ok(Vec::new());
@@ -403,6 +390,20 @@ pub fn planned_sends(
             last
         })
         .collect())
+}
+
+/// A concurrency ramp's lane start times (at most `count`, ms); `None` for an open-loop shape.
+fn ramp_lane_starts(shape: &LoadShape, count: usize) -> Option<Vec<f64>> {
+    let LoadShape::ConcurrencyRamp {
+        from,
+        to,
+        over_s,
+        curve,
+    } = *shape
+    else {
+        return None;
+    };
+    Some(lane_starts(from, to, over_s, curve, count))
 }
 
 /// The start times (ms) of the first `count` lanes of a concurrency ramp: those it starts
@@ -497,7 +498,9 @@ impl Piece {
             return self.from * tau;
         }
         match self.curve {
-            Curve::Linear => self.from * tau + (self.to - self.from) * tau * tau / (2.0 * self.span),
+            Curve::Linear => {
+                self.from * tau + (self.to - self.from) * tau * tau / (2.0 * self.span)
+            }
             Curve::Exponential => {
                 let g = (self.to / self.from).ln() / self.span;
                 self.from * (g * tau).exp_m1() / g
@@ -619,14 +622,7 @@ pub fn planned_curve(shape: &LoadShape, until_ms: f64) -> Vec<(f64, f64)> {
     }
     let until = until_ms / 1e3;
     let mut out = Vec::new();
-    if let LoadShape::ConcurrencyRamp {
-        from,
-        to,
-        over_s,
-        curve,
-    } = *shape
-    {
-        let starts = lane_starts(from, to, over_s, curve, to as usize);
+    if let Some(starts) = ramp_lane_starts(shape, usize::MAX) {
         let mut lanes = starts.iter().filter(|s| **s <= 0.0).count() as f64;
         out.push((0.0, lanes));
         for &start in starts.iter().filter(|s| **s > 0.0 && **s <= until_ms) {

@@ -680,7 +680,10 @@ impl ScenarioConfig {
         // jobs, in their interleaved order (each arm's own plan would send pairs together).
         if self.kind_takes_load() {
             let shape = self.load_shape();
-            for p in phases.iter_mut().filter(|p| p.jobs.iter().any(|j| !j.warmup)) {
+            for p in phases
+                .iter_mut()
+                .filter(|p| p.jobs.iter().any(|j| !j.warmup))
+            {
                 schedule(&mut p.jobs, shape.as_ref(), self.arrival_seed())?;
             }
         }

@@ -193,7 +193,11 @@ pub fn rate_chart(report: &Report, bin_ms: f64, level: f64) -> Vec<RateCompared>
         .filter_map(|r| r.planned_ms.map(|p| (p, r.start_ms)))
         .filter(|(p, a)| p.is_finite() && a.is_finite())
         .unzip();
-    let from = planned.iter().chain(&actual).copied().fold(f64::INFINITY, f64::min);
+    let from = planned
+        .iter()
+        .chain(&actual)
+        .copied()
+        .fold(f64::INFINITY, f64::min);
     let until = planned
         .iter()
         .chain(&actual)

@@ -627,7 +627,9 @@ fn records(
             warmup: line.request.warmup,
             start_ms: start[i],
             // The line's lag, placed on the run's time axis.
-            planned_ms: line.planned_ms.map(|p| start[i] - (line.capture.sent_ms - p)),
+            planned_ms: line
+                .planned_ms
+                .map(|p| start[i] - (line.capture.sent_ms - p)),
             browser_queue_ms: line.browser_queue_ms,
             server_request_id: line.server_request_id,
             sent_epoch_ms: Some(line.capture.sent_wall_ms),

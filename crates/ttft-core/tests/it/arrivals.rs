@@ -29,6 +29,15 @@ fn mean_cv(x: &[f64]) -> (f64, f64) {
     (mean, var.sqrt() / mean)
 }
 
+fn lanes(from: u32, to: u32, over_s: f64, curve: Curve) -> LoadShape {
+    LoadShape::ConcurrencyRamp {
+        from,
+        to,
+        over_s,
+        curve,
+    }
+}
+
 fn gamma(rate_per_s: f64, burstiness: f64) -> LoadShape {
     LoadShape::Gamma {
         rate_per_s,
@@ -46,34 +55,31 @@ fn gamma(rate_per_s: f64, burstiness: f64) -> LoadShape {
 const N: usize = 50_000;
 
 #[test]
-fn gamma_with_burstiness_1_is_poisson_at_the_rate() {
-    let sends = planned_sends(&gamma(4.0, 1.0), N, 11).unwrap();
-    let (mean, cv) = mean_cv(&gaps(&sends));
-    eprintln!("burstiness 1: mean gap {mean:.2} ms (250), CV {cv:.4}");
-    assert!((mean / 250.0 - 1.0).abs() < 0.03, "mean gap {mean} ms at 4 req/s");
-    assert!((cv - 1.0).abs() < 0.05, "gap CV {cv}, a Poisson process has 1");
+fn burstiness_sets_the_gaps_spread_and_keeps_their_mean() {
+    // (rate, burstiness, the CV 1/√b, tolerances of the mean and the CV)
+    for (rate, b, want_cv, mean_tol, cv_tol) in [
+        (4.0, 1.0, 1.0, 0.03, 0.05),
+        (10.0, 0.25, 2.0, 0.05, 0.08),
+        (10.0, 4.0, 0.5, 0.03, 0.03),
+    ] {
+        let sends = planned_sends(&gamma(rate, b), N, 5).unwrap();
+        let (mean, cv) = mean_cv(&gaps(&sends));
+        let want_mean = 1e3 / rate;
+        eprintln!("burstiness {b}: mean gap {mean:.2} ms ({want_mean}), CV {cv:.4} ({want_cv})");
+        assert!(
+            (mean / want_mean - 1.0).abs() < mean_tol,
+            "burstiness {b}: mean gap {mean} ms at {rate} req/s"
+        );
+        assert!(
+            (cv / want_cv - 1.0).abs() < cv_tol,
+            "burstiness {b}: gap CV {cv}, want 1/√b = {want_cv}"
+        );
+    }
     // Burstiness 1 is the Poisson shape itself: the same draws, the same plan.
     assert_eq!(
         planned_sends(&LoadShape::Poisson { rate_per_s: 4.0 }, 500, 3).unwrap(),
         planned_sends(&gamma(4.0, 1.0), 500, 3).unwrap()
     );
-}
-
-#[test]
-fn burstiness_sets_the_gaps_spread_and_keeps_their_mean() {
-    for (b, want_cv, tol) in [(0.25, 2.0, 0.08), (4.0, 0.5, 0.03)] {
-        let sends = planned_sends(&gamma(10.0, b), N, 5).unwrap();
-        let (mean, cv) = mean_cv(&gaps(&sends));
-        eprintln!("burstiness {b}: mean gap {mean:.2} ms (100), CV {cv:.4} ({want_cv})");
-        assert!(
-            (mean / 100.0 - 1.0).abs() < 0.05,
-            "burstiness {b}: mean gap {mean} ms at 10 req/s"
-        );
-        assert!(
-            (cv / want_cv - 1.0).abs() < tol,
-            "burstiness {b}: gap CV {cv}, want 1/√b = {want_cv}"
-        );
-    }
 }
 
 /// Sends of `sends` in each bin against what the shape plans there: within 4.5 standard
@@ -125,7 +131,10 @@ fn ramps_send_at_their_planned_rate_over_time() {
     assert_follows_plan(&linear, &sends, 6_000.0);
     // 660 sends are planned during the ramp, the rest at 20 req/s after it.
     let during = sends.iter().filter(|t| **t <= 60_000.0).count();
-    assert!((during as f64 - 660.0).abs() < 4.5 * 660f64.sqrt(), "{during} during the ramp");
+    assert!(
+        (during as f64 - 660.0).abs() < 4.5 * 660f64.sqrt(),
+        "{during} during the ramp"
+    );
 
     let exponential = LoadShape::Ramp {
         from_per_s: 1.0,
@@ -177,7 +186,11 @@ fn steps_hold_each_rate_and_pause_at_zero() {
     }
     assert_eq!(count(40_000.0, 60_000.0), 0.0, "a step at 0 sends nothing");
     assert_eq!(steps.rate_per_s_at(50_000.0), Some(0.0));
-    assert_eq!(steps.rate_per_s_at(500_000.0), Some(5.0), "the last step holds");
+    assert_eq!(
+        steps.rate_per_s_at(500_000.0),
+        Some(5.0),
+        "the last step holds"
+    );
     assert_follows_plan(&steps, &sends, 10_000.0);
 }
 
@@ -204,12 +217,7 @@ fn every_shape() -> Vec<LoadShape> {
             step_s: 5.0,
             burstiness: 0.5,
         },
-        LoadShape::ConcurrencyRamp {
-            from: 1,
-            to: 6,
-            over_s: 10.0,
-            curve: Curve::Exponential,
-        },
+        lanes(1, 6, 10.0, Curve::Exponential),
     ]
 }
 
@@ -218,7 +226,12 @@ fn plans_are_nondecreasing_and_the_same_for_a_seed() {
     for shape in every_shape() {
         let a = planned_sends(&shape, 300, 42).unwrap();
         let again = planned_sends(&shape, 300, 42).unwrap();
-        assert_eq!(a, again, "{}: a seed plans the same sends", shape.describe());
+        assert_eq!(
+            a,
+            again,
+            "{}: a seed plans the same sends",
+            shape.describe()
+        );
         assert!(
             a.windows(2).all(|w| w[0] <= w[1]) && a.iter().all(|t| t.is_finite() && *t >= 0.0),
             "{}: sends go forward",
@@ -226,7 +239,11 @@ fn plans_are_nondecreasing_and_the_same_for_a_seed() {
         );
         if shape.is_open_loop() {
             assert_eq!(a.len(), 300);
-            assert_ne!(a, planned_sends(&shape, 300, 43).unwrap(), "another seed, another plan");
+            assert_ne!(
+                a,
+                planned_sends(&shape, 300, 43).unwrap(),
+                "another seed, another plan"
+            );
             // A longer plan starts with the shorter one.
             assert_eq!(planned_sends(&shape, 100, 42).unwrap(), a[..100]);
         }
@@ -235,12 +252,7 @@ fn plans_are_nondecreasing_and_the_same_for_a_seed() {
 
 #[test]
 fn a_concurrency_ramp_plans_its_lanes_starts() {
-    let linear = LoadShape::ConcurrencyRamp {
-        from: 2,
-        to: 10,
-        over_s: 40.0,
-        curve: Curve::Linear,
-    };
+    let linear = lanes(2, 10, 40.0, Curve::Linear);
     let starts = planned_sends(&linear, 100, 0).unwrap();
     // Two lanes at once, then one every 5 s: the 10th at 40 s.
     let want: Vec<f64> = [0.0, 0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0]
@@ -252,25 +264,43 @@ fn a_concurrency_ramp_plans_its_lanes_starts() {
         assert!((got - want).abs() < 1e-6, "{starts:?}");
     }
     for (k, &t) in starts.iter().enumerate() {
-        assert!(linear.lanes_at(t).unwrap() as usize > k, "lane {k} runs from {t} ms");
+        assert!(
+            linear.lanes_at(t).unwrap() as usize > k,
+            "lane {k} runs from {t} ms"
+        );
         if t > 0.0 {
-            assert_eq!(linear.lanes_at(t - 1.0).unwrap() as usize, k, "lane {k} before {t}");
+            assert_eq!(
+                linear.lanes_at(t - 1.0).unwrap() as usize,
+                k,
+                "lane {k} before {t}"
+            );
         }
     }
-    assert_eq!(planned_sends(&linear, 4, 0).unwrap().len(), 4, "fewer requests than lanes");
-    let exponential = LoadShape::ConcurrencyRamp {
-        from: 1,
-        to: 16,
-        over_s: 40.0,
-        curve: Curve::Exponential,
-    };
+    assert_eq!(
+        planned_sends(&linear, 4, 0).unwrap().len(),
+        4,
+        "fewer requests than lanes"
+    );
+    let exponential = lanes(1, 16, 40.0, Curve::Exponential);
     let starts = planned_sends(&exponential, 16, 0).unwrap();
     // Doubling every 10 s: the 2nd lane at 10 s, the 4th at 20 s, the 16th at 40 s.
     for (k, secs) in [(1, 10.0), (3, 20.0), (7, 30.0), (15, 40.0)] {
-        assert!((starts[k] - secs * 1e3).abs() < 1e-6, "lane {k}: {}", starts[k]);
+        assert!(
+            (starts[k] - secs * 1e3).abs() < 1e-6,
+            "lane {k}: {}",
+            starts[k]
+        );
     }
-    assert_eq!(exponential.lanes_at(25_000.0), Some(5), "16^(25/40) = 5.66 lanes");
-    assert_eq!(exponential.rate_per_s_at(0.0), None, "a closed loop plans no rate");
+    assert_eq!(
+        exponential.lanes_at(25_000.0),
+        Some(5),
+        "16^(25/40) = 5.66 lanes"
+    );
+    assert_eq!(
+        exponential.rate_per_s_at(0.0),
+        None,
+        "a closed loop plans no rate"
+    );
 }
 
 #[test]
@@ -283,7 +313,12 @@ fn the_planned_curve_draws_jumps_and_ramps() {
     let curve = planned_curve(&steps, 30_000.0);
     assert_eq!(
         curve,
-        [(0.0, 2.0), (10_000.0, 2.0), (10_000.0, 6.0), (30_000.0, 6.0)]
+        [
+            (0.0, 2.0),
+            (10_000.0, 2.0),
+            (10_000.0, 6.0),
+            (30_000.0, 6.0)
+        ]
     );
     let ramp = LoadShape::Ramp {
         from_per_s: 1.0,
@@ -295,13 +330,11 @@ fn the_planned_curve_draws_jumps_and_ramps() {
     let curve = planned_curve(&ramp, 10_000.0);
     assert_eq!(curve.len(), 33, "an exponential ramp is sampled");
     assert!(curve.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
-    assert!((curve.last().unwrap().1 - 4.0).abs() < 1e-9, "16^(10/20) = 4 req/s at 10 s");
-    let lanes = LoadShape::ConcurrencyRamp {
-        from: 1,
-        to: 3,
-        over_s: 10.0,
-        curve: Curve::Linear,
-    };
+    assert!(
+        (curve.last().unwrap().1 - 4.0).abs() < 1e-9,
+        "16^(10/20) = 4 req/s at 10 s"
+    );
+    let lanes = lanes(1, 3, 10.0, Curve::Linear);
     assert_eq!(
         planned_curve(&lanes, 20_000.0),
         [
@@ -320,7 +353,11 @@ fn rate_bins_count_every_send_once_in_whole_bins() {
     let sends = [0.0, 100.0, 999.0, 1_000.0, 2_500.0, 3_000.0, 4_000.0];
     let bins = rate_bins(&sends, 0.0, 3_000.0, 1_000.0, 0.95);
     let counts: Vec<usize> = bins.iter().map(|b| b.sends).collect();
-    assert_eq!(counts, [3, 1, 2], "a send at the end counts in the last bin, later ones in none");
+    assert_eq!(
+        counts,
+        [3, 1, 2],
+        "a send at the end counts in the last bin, later ones in none"
+    );
     assert!((bins[0].per_s - 3.0).abs() < 1e-9);
     // 3.5 s in bins of about 2 s: two bins of 1.75 s, not one of 2 s and a sliver.
     let widths: Vec<f64> = rate_bins(&sends, 0.0, 3_500.0, 2_000.0, 0.95)
@@ -349,13 +386,19 @@ fn the_achieved_rate_interval_covers_the_true_rate() {
         })
         .count();
     eprintln!("achieved-rate interval coverage: {covered} of {runs}");
-    assert!(covered * 100 >= runs as usize * 93, "covered {covered} of {runs}");
+    assert!(
+        covered * 100 >= runs as usize * 93,
+        "covered {covered} of {runs}"
+    );
 }
 
 #[test]
 fn bad_shapes_say_what_to_change() {
     let cases: Vec<(LoadShape, &str)> = vec![
-        (LoadShape::Poisson { rate_per_s: 0.0 }, "positive number of requests"),
+        (
+            LoadShape::Poisson { rate_per_s: 0.0 },
+            "positive number of requests",
+        ),
         (gamma(f64::NAN, 1.0), "positive number of requests"),
         (gamma(2.0, 0.0), "burstiness"),
         (gamma(2.0, 5_000.0), "burstiness"),
@@ -413,15 +456,7 @@ fn bad_shapes_say_what_to_change() {
             },
             "0 or more",
         ),
-        (
-            LoadShape::ConcurrencyRamp {
-                from: 4,
-                to: 2,
-                over_s: 1.0,
-                curve: Curve::Linear,
-            },
-            "from 4 to 2",
-        ),
+        (lanes(4, 2, 1.0, Curve::Linear), "from 4 to 2"),
     ];
     for (shape, says) in cases {
         let err = planned_sends(&shape, 10, 0).unwrap_err();
@@ -429,13 +464,7 @@ fn bad_shapes_say_what_to_change() {
         assert!(planned_curve(&shape, 1_000.0).is_empty());
     }
     assert_eq!(
-        LoadShape::ConcurrencyRamp {
-            from: 4,
-            to: 2,
-            over_s: 1.0,
-            curve: Curve::Linear
-        }
-        .lanes_at(0.0),
+        lanes(4, 2, 1.0, Curve::Linear).lanes_at(0.0),
         None,
         "an unchecked shape gives no lanes and no panic"
     );
@@ -468,10 +497,8 @@ fn shapes_read_from_settings_json() {
 /// The planned sends of a plan's measured jobs, in order.
 fn planned_of(c: &ScenarioConfig) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
     let phases = c.plan("m", None).unwrap();
-    let (warm, measured): (Vec<_>, Vec<_>) = phases
-        .iter()
-        .flat_map(|p| &p.jobs)
-        .partition(|j| j.warmup);
+    let (warm, measured): (Vec<_>, Vec<_>) =
+        phases.iter().flat_map(|p| &p.jobs).partition(|j| j.warmup);
     (
         warm.iter().map(|j| j.planned_ms).collect(),
         measured.iter().map(|j| j.planned_ms).collect(),
@@ -483,14 +510,21 @@ fn a_scenario_plans_its_measured_requests_and_keeps_old_settings() {
     // Settings from before load shapes: a Poisson rate plans Poisson sends with the default
     // seed, the warm-ups stay closed-loop.
     let mut old = serde_json::to_value(ScenarioConfig::default()).unwrap();
-    assert!(old.get("load").is_none(), "settings without a shape do not name one");
+    assert!(
+        old.get("load").is_none(),
+        "settings without a shape do not name one"
+    );
     old["rate_per_s"] = serde_json::json!(2.0);
     old["requests"] = serde_json::json!(20);
     let old: ScenarioConfig = serde_json::from_value(old).unwrap();
     let (warm, measured) = planned_of(&old);
     assert!(!warm.is_empty() && warm.iter().all(Option::is_none));
-    let want = planned_sends(&LoadShape::Poisson { rate_per_s: 2.0 }, 20, DEFAULT_ARRIVAL_SEED)
-        .unwrap();
+    let want = planned_sends(
+        &LoadShape::Poisson { rate_per_s: 2.0 },
+        20,
+        DEFAULT_ARRIVAL_SEED,
+    )
+    .unwrap();
     assert_eq!(measured, want.into_iter().map(Some).collect::<Vec<_>>());
     // Rate 0 is a closed loop, as before.
     let closed = ScenarioConfig::default();
@@ -503,7 +537,10 @@ fn a_scenario_plans_its_measured_requests_and_keeps_old_settings() {
         ..old.clone()
     };
     let want = planned_sends(&gamma(5.0, 0.25), 30, 9).unwrap();
-    assert_eq!(planned_of(&shaped).1, want.into_iter().map(Some).collect::<Vec<_>>());
+    assert_eq!(
+        planned_of(&shaped).1,
+        want.into_iter().map(Some).collect::<Vec<_>>()
+    );
     let phases = shaped.plan("m", None).unwrap();
     assert_eq!(phases.last().unwrap().rate_per_s, 5.0);
     // A bad shape is the plan's error.
@@ -520,18 +557,16 @@ fn a_scenario_plans_its_measured_requests_and_keeps_old_settings() {
 #[test]
 fn a_concurrency_ramp_starts_lanes_and_an_ab_run_shares_one_plan() {
     let ramp = ScenarioConfig {
-        load: Some(LoadShape::ConcurrencyRamp {
-            from: 1,
-            to: 4,
-            over_s: 3.0,
-            curve: Curve::Linear,
-        }),
+        load: Some(lanes(1, 4, 3.0, Curve::Linear)),
         requests: 10,
         warmup: 0,
         ..ScenarioConfig::default()
     };
     let phases = ramp.plan("m", None).unwrap();
-    assert_eq!(phases[0].concurrency, 4, "the ramp's target is the concurrency");
+    assert_eq!(
+        phases[0].concurrency, 4,
+        "the ramp's target is the concurrency"
+    );
     assert_eq!(phases[0].rate_per_s, 0.0, "a closed loop");
     let planned: Vec<Option<f64>> = phases[0].jobs.iter().map(|j| j.planned_ms).collect();
     assert_eq!(
@@ -566,7 +601,11 @@ fn a_concurrency_ramp_starts_lanes_and_an_ab_run_shares_one_plan() {
         .filter(|j| !j.warmup)
         .map(|j| j.planned_ms.unwrap())
         .collect();
-    let want = planned_sends(&LoadShape::Poisson { rate_per_s: 4.0 }, 12, DEFAULT_ARRIVAL_SEED)
-        .unwrap();
+    let want = planned_sends(
+        &LoadShape::Poisson { rate_per_s: 4.0 },
+        12,
+        DEFAULT_ARRIVAL_SEED,
+    )
+    .unwrap();
     assert_eq!(measured, want);
 }

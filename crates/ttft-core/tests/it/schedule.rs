@@ -54,11 +54,17 @@ fn the_lag_figure_reads_the_measured_planned_requests() {
     let lags: Vec<f64> = (0..100).map(|k| f64::from((k * 37) % 100)).collect();
     let run = run_with_lags(&lags, 100.0);
     let lag = schedule_lag(&run, DEFAULT_LEVEL).unwrap();
-    assert_eq!(lag.planned, 100, "the warm-up and the closed-loop request are left out");
+    assert_eq!(
+        lag.planned, 100,
+        "the warm-up and the closed-loop request are left out"
+    );
     assert!((lag.p50_ms.value - type7(&lags, 0.5)).abs() < 1e-9);
     assert!((lag.p99_ms.value - type7(&lags, 0.99)).abs() < 1e-9);
     assert_eq!(lag.max_ms, 99.0);
-    let p50 = lag.p50_ms.interval.expect("100 requests give a median an interval");
+    let p50 = lag
+        .p50_ms
+        .interval
+        .expect("100 requests give a median an interval");
     assert!(p50.lo <= lag.p50_ms.value && lag.p50_ms.value <= p50.hi);
     // A P99 of 100 requests has no interval: it says how many it needs.
     assert!(lag.p99_ms.interval.is_none());
@@ -78,20 +84,42 @@ fn the_finding_appears_only_when_the_p99_lag_is_over_the_bound() {
     // Every request 10 ms late, then one in a hundred 80 ms late: P99 above 50 ms.
     let on_time = run_with_lags(&[10.0; 400], 100.0);
     assert!(report_finding(&on_time).is_none());
-    assert!(diagnose(&on_time, &on_time.aggregates()).iter().all(|f| f.id != "schedule_lag"));
+    assert!(
+        diagnose(&on_time, &on_time.aggregates())
+            .iter()
+            .all(|f| f.id != "schedule_lag")
+    );
     let mut lags = vec![10.0; 400];
     for l in lags.iter_mut().step_by(50) {
         *l = 80.0;
     }
     let behind = run_with_lags(&lags, 100.0);
     let f = report_finding(&behind).expect("a P99 lag of 80 ms is over the bound");
-    assert_eq!((f.id.as_str(), f.severity), ("schedule_lag", Severity::Warning));
-    assert!(f.title.starts_with("The browser fell behind the plan: P99 schedule lag"), "{}", f.title);
-    assert!(f.evidence.contains("P99 lag 80.0 ms (95 % interval"), "{}", f.evidence);
-    assert!(f.evidence.contains("of 400 planned requests"), "{}", f.evidence);
+    assert_eq!(
+        (f.id.as_str(), f.severity),
+        ("schedule_lag", Severity::Warning)
+    );
+    assert!(
+        f.title
+            .starts_with("The browser fell behind the plan: P99 schedule lag"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.evidence.contains("P99 lag 80.0 ms (95 % interval"),
+        "{}",
+        f.evidence
+    );
+    assert!(
+        f.evidence.contains("of 400 planned requests"),
+        "{}",
+        f.evidence
+    );
     assert!(f.advice.contains("Export → locustfile"), "{}", f.advice);
     assert!(
-        diagnose(&behind, &behind.aggregates()).iter().any(|d| d.id == "schedule_lag"),
+        diagnose(&behind, &behind.aggregates())
+            .iter()
+            .any(|d| d.id == "schedule_lag"),
         "the diagnosis carries it"
     );
     // At the bound exactly it is not over it; with every request late it is a problem.
@@ -101,8 +129,15 @@ fn the_finding_appears_only_when_the_p99_lag_is_over_the_bound() {
     let f = lag_finding(&all_late, "locust").unwrap();
     assert_eq!(f.severity, Severity::Problem);
     assert!(f.title.starts_with("Locust fell behind"), "{}", f.title);
-    assert!(f.evidence.contains("needs 368 requests for an interval"), "{}", f.evidence);
-    assert!(!f.advice.contains("locustfile"), "Locust's own lag is not moved to Locust");
+    assert!(
+        f.evidence.contains("needs 368 requests for an interval"),
+        "{}",
+        f.evidence
+    );
+    assert!(
+        !f.advice.contains("locustfile"),
+        "Locust's own lag is not moved to Locust"
+    );
 }
 
 #[test]
@@ -111,22 +146,40 @@ fn the_rate_chart_sets_planned_against_achieved() {
     // sends it all at once.
     let n = 200;
     let lags: Vec<f64> = (0..n)
-        .map(|k| if k < 100 { 2.0 } else { 10_000.0 - 100.0 * f64::from(k - 100) + 1.0 })
+        .map(|k| {
+            if k < 100 {
+                2.0
+            } else {
+                10_000.0 - 100.0 * f64::from(k - 100) + 1.0
+            }
+        })
         .collect();
     let run = run_with_lags(&lags, 100.0);
     let chart = rate_chart(&run, 2_000.0, DEFAULT_LEVEL);
     assert!(chart.len() >= 9, "{} bins", chart.len());
     let planned: usize = chart
         .iter()
-        .map(|b| (b.planned_per_s * (b.achieved.end_ms - b.achieved.start_ms) / 1e3).round() as usize)
+        .map(|b| {
+            (b.planned_per_s * (b.achieved.end_ms - b.achieved.start_ms) / 1e3).round() as usize
+        })
         .sum();
     let achieved: usize = chart.iter().map(|b| b.achieved.sends).sum();
-    assert_eq!((planned, achieved), (200, 200), "every send counted once on each side");
+    assert_eq!(
+        (planned, achieved),
+        (200, 200),
+        "every send counted once on each side"
+    );
     // The first half keeps to the plan; the second half's bins send nothing until the burst.
     assert!((chart[1].achieved.per_s - chart[1].planned_per_s).abs() < 1.0);
     let middle = &chart[chart.len() / 2 + 1];
-    assert!(middle.planned_per_s > 8.0 && middle.achieved.sends == 0, "{middle:?}");
-    assert!(chart.last().unwrap().achieved.per_s > 40.0, "the burst at the end");
+    assert!(
+        middle.planned_per_s > 8.0 && middle.achieved.sends == 0,
+        "{middle:?}"
+    );
+    assert!(
+        chart.last().unwrap().achieved.per_s > 40.0,
+        "the burst at the end"
+    );
     assert!(rate_chart(&report(vec![record(0, 200.0, 20.0, 4)]), 1_000.0, 0.95).is_empty());
 }
 

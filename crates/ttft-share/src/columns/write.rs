@@ -17,9 +17,9 @@ use ttft_core::timeline::Outcome;
 use super::{
     CACHE_WRITE_TOKENS, CACHED_TOKENS, CLIENT, COALESCED, COLUMNS, Col, E2E, END_AFTER_LAST,
     FIRST_ANSWER, FIRST_REASONING, FORMAT, GAPS_KEPT, Header, JSON, KINDS, Layout, MEANINGFUL,
-    PLANNED, PROMPT_TOKENS, QUEUE, REASONING_TOKENS, SAMPLED, SERVER_TIMINGS, STREAMED, Steps, Strings,
-    TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP, arrival_times, grouped, joined, median,
-    merged_units, outcome_code, piece_kind, round_floats, sampled, source_code,
+    PLANNED, PROMPT_TOKENS, QUEUE, REASONING_TOKENS, SAMPLED, SERVER_TIMINGS, STREAMED, Steps,
+    Strings, TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP, arrival_times, grouped, joined,
+    median, merged_units, outcome_code, piece_kind, round_floats, sampled, source_code,
 };
 use crate::bytes::Column;
 use ttft_core::record_experience::{record_reading_units, token_times};
