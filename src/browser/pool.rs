@@ -1,6 +1,7 @@
 //! The worker pool of a run: phases in order (warm-ups apart and over before the first
 //! measured request, a hook awaited in between), `concurrency` lanes per phase pulling jobs
-//! from a queue, Poisson arrivals when a rate is set. With stamping workers the phase's queue
+//! from a queue, each job sent at its planned time when it has one (the core's load shapes),
+//! else Poisson arrivals when a rate is set. With stamping workers the phase's queue
 //! runs inside them ([`StampWorkers::run_queue`]: the next request starts the moment the
 //! previous one ends, without a round trip through the page); multi-turn phases and the page's
 //! own stamping pull from the page. The multi-turn conversation is carried from
@@ -78,6 +79,9 @@ struct Shared {
     on_batch: OnBatch,
     total: usize,
     run_start: f64,
+    /// When the phase running started (the clock of `now`): its jobs' planned sends count
+    /// from it.
+    phase_start: Cell<f64>,
     pending: RefCell<Vec<Finished>>,
     last_flush: Cell<f64>,
     done: Cell<usize>,
@@ -155,6 +159,9 @@ impl Shared {
             protocol: exchange.protocol,
             raw: Some(RawCapture::new(exchange.capture, sent_wall_ms)),
             pair: job.pair,
+            planned_ms: job
+                .planned_ms
+                .map(|p| self.phase_start.get() - self.run_start + p),
             ..RequestRecord::from_timeline(
                 index,
                 job.group.clone(),
@@ -179,9 +186,10 @@ impl Shared {
     }
 
     /// Runs a phase as a closed loop inside the stamping workers: every request built ahead
-    /// (Poisson arrivals planned ahead too, from the phase's start), each lane starting its
-    /// next request the moment its previous one ends. Not for multi-turn phases, whose next
-    /// request needs the previous answer.
+    /// (each with its planned send, from the phase's start: the core's plan, else Poisson
+    /// arrivals at the phase's rate), each lane starting its next request the moment its
+    /// previous one ends and not before the request's planned time. Not for multi-turn
+    /// phases, whose next request needs the previous answer.
     async fn run_in_workers(&self, workers: &StampWorkers, phase: Phase, label: &str) {
         let mut at = 0.0;
         let (jobs, queued): (Vec<Job>, Vec<Queued>) = phase
@@ -189,14 +197,18 @@ impl Shared {
             .into_iter()
             .map(|job| {
                 let (job, spec) = self.prepare(job);
-                let at_ms = (phase.rate_per_s > 0.0).then(|| {
-                    at += poisson_gap_ms(phase.rate_per_s, js_sys::Math::random());
-                    at
+                let at_ms = job.planned_ms.or_else(|| {
+                    (phase.rate_per_s > 0.0).then(|| {
+                        at += poisson_gap_ms(phase.rate_per_s, js_sys::Math::random());
+                        at
+                    })
                 });
                 (job, Queued { spec, at_ms })
             })
             .unzip();
         let p = &self.plan;
+        // The queue's start: `run_queue` takes its own the moment it is called.
+        self.phase_start.set(now());
         workers
             .run_queue(
                 &queued,
@@ -228,6 +240,7 @@ pub async fn run_phases(mut plan: RunPlan, handle: RunHandle, on_batch: OnBatch)
         handle,
         on_batch,
         run_start: now(),
+        phase_start: Cell::new(0.0),
         pending: RefCell::default(),
         last_flush: Cell::new(0.0),
         done: Cell::new(0),
@@ -262,6 +275,7 @@ pub async fn run_phases(mut plan: RunPlan, handle: RunHandle, on_batch: OnBatch)
         }
         let queue: Rc<RefCell<VecDeque<Job>>> = Rc::new(RefCell::new(phase.jobs.into()));
         let phase_start = now();
+        shared.phase_start.set(phase_start);
         let next_arrival = Rc::new(Cell::new(0.0f64));
         let rate = phase.rate_per_s;
         let workers = (0..phase.concurrency.max(1)).map(|_| {
@@ -276,10 +290,17 @@ pub async fn run_phases(mut plan: RunPlan, handle: RunHandle, on_batch: OnBatch)
                     let Some(job) = queue.borrow_mut().pop_front() else {
                         break;
                     };
-                    if rate > 0.0 {
-                        // Poisson arrivals: exponential gaps, scheduled from the phase start.
-                        let at = next_arrival.get() + poisson_gap_ms(rate, js_sys::Math::random());
-                        next_arrival.set(at);
+                    // The core's planned send, else Poisson arrivals at the phase's rate
+                    // (exponential gaps), scheduled from the phase start.
+                    let planned = job.planned_ms.or_else(|| {
+                        (rate > 0.0).then(|| {
+                            let at =
+                                next_arrival.get() + poisson_gap_ms(rate, js_sys::Math::random());
+                            next_arrival.set(at);
+                            at
+                        })
+                    });
+                    if let Some(at) = planned {
                         let wait = phase_start + at - now();
                         if wait > 0.0 {
                             sleep_ms(wait).await;

@@ -80,6 +80,7 @@ pub fn diagnose_with(
     out.extend(stalls_finding(&ok));
     out.extend(knee_finding(report, agg));
     out.extend(browser_queue_finding(agg));
+    out.extend(crate::schedule::report_finding(report));
     out.extend(errors_finding(agg));
     out.extend(cut_by_client_finding(agg));
     out.extend(not_streamed_finding(agg));

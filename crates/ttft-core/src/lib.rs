@@ -10,12 +10,14 @@
 //! deadline fluidity, Andes-style reading QoE and reader waits); [`roofline`] bounds; [`compare`] runs side by side; [`import`] result
 //! files of other tools (keeping their own summaries beside ours); [`llmd`] exports a run as llm-d
 //! Benchmark Reports; [`timeline_file`] reads and writes the raw timeline format
-//! (`ttft-timeline/1`) every vantage shares. [`scenario`] plans what a run sends; [`report::file`] owns the report
+//! (`ttft-timeline/1`) every vantage shares. [`scenario`] plans what a run sends, [`arrivals`] when (load
+//! shapes), [`schedule`] whether the client kept to it; [`report::file`] owns the report
 //! format. [`prometheus`] reads a server's `/metrics`, [`server_metrics`] turns a run's scrapes
 //! into series and server-side percentiles, [`first_token`] takes the first token apart. Share
 //! links (a report as a URL) are the `ttft-share` crate's.
 
 pub mod agent_json;
+pub mod arrivals;
 pub mod calibration;
 pub mod capture;
 pub mod client_health;
@@ -48,6 +50,7 @@ pub mod roofline;
 pub mod run_intervals;
 pub mod run_stats;
 pub mod scenario;
+pub mod schedule;
 pub mod server_metrics;
 pub mod slo;
 pub mod sse;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use thiserror::Error;
 
+use crate::arrivals::{LoadShape, LoadShapeError, planned_sends};
 use crate::dialect::Dialect;
 use crate::metrics::{MetricsConfig, RequestMetrics};
 use crate::request::{GenerationParams, filler_text};
@@ -53,6 +54,9 @@ pub enum ScenarioError {
         "an A/B run cannot interleave a concurrency sweep (each level's streams would be split between the configurations): sweep each configuration on its own, or compare them with a chat run at one concurrency"
     )]
     ArmsInConcurrencySweep,
+    /// A load shape that cannot be planned.
+    #[error("load shape: {0}")]
+    Load(#[from] LoadShapeError),
 }
 
 /// Most configurations an A/B run compares.
@@ -261,8 +265,15 @@ pub struct ScenarioConfig {
     pub continuous_usage: bool,
     /// Ask to ignore EOS (fixed output length).
     pub ignore_eos: bool,
-    /// Poisson arrival rate (requests/s); 0 = closed loop at the concurrency.
+    /// Poisson arrival rate (requests/s); 0 = closed loop at the concurrency. Settings with a
+    /// [`ScenarioConfig::load`] shape ignore it; older settings and links keep it.
     pub rate_per_s: f64,
+    /// When a chat or agent JSON run sends its measured requests ([`crate::arrivals`]): gamma
+    /// arrivals with a burstiness, ramps, steps, a concurrency ramp. `None` (older settings,
+    /// absent from them) = [`ScenarioConfig::rate_per_s`]'s: above 0 Poisson arrivals at that
+    /// rate, 0 a closed loop ([`ScenarioConfig::load_shape`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadShape>,
     /// Extra request fields as a JSON object (e.g. llama.cpp `{"cache_prompt": false}`).
     #[serde(default)]
     pub extra_body: String,
@@ -308,6 +319,7 @@ impl Default for ScenarioConfig {
             continuous_usage: false,
             ignore_eos: false,
             rate_per_s: 0.0,
+            load: None,
             extra_body: String::new(),
             arms: Vec::new(),
             repeats: 1,
@@ -335,7 +347,8 @@ pub struct Job {
     /// (the same prompt, sent back to back); `None` for warm-ups and ordinary runs.
     pub pair: Option<u32>,
     /// When to send it, ms from its phase's start (an open-loop plan: a trace, a load shape);
-    /// `None`: as soon as a lane is free (closed loop), or at the phase's Poisson rate.
+    /// `None`: as soon as a lane is free (closed loop), or at the phase's Poisson rate. In a
+    /// concurrency ramp only each lane's first job has one: its lane starts then.
     pub planned_ms: Option<f64>,
 }
 
@@ -344,7 +357,9 @@ pub struct Job {
 pub struct Phase {
     /// Requests in flight at once.
     pub concurrency: u32,
-    /// Poisson rate (0 = closed loop).
+    /// Poisson rate (0 = closed loop) for jobs without a planned time; with a load shape, the
+    /// rate it settles at ([`LoadShape::settled_rate_per_s`]), for display: a job's
+    /// [`Job::planned_ms`], when set, is when it goes.
     pub rate_per_s: f64,
     /// Jobs.
     pub jobs: Vec<Job>,
@@ -486,14 +501,20 @@ impl ScenarioConfig {
         };
         Ok(match self.kind {
             ScenarioKind::Chat | ScenarioKind::AgentJson => {
-                let g = format!("c={}", self.concurrency);
-                let measured = Phase {
-                    concurrency: self.concurrency,
-                    rate_per_s: self.rate_per_s,
+                let shape = self.load_shape();
+                let concurrency = match shape {
+                    Some(LoadShape::ConcurrencyRamp { to, .. }) => to,
+                    _ => self.concurrency,
+                };
+                let g = format!("c={concurrency}");
+                let mut measured = Phase {
+                    concurrency,
+                    rate_per_s: shape.as_ref().map_or(0.0, LoadShape::settled_rate_per_s),
                     jobs: (0..self.requests)
                         .map(|_| job(g.clone(), None, false, prompt.clone()))
                         .collect(),
                 };
+                schedule(&mut measured.jobs, shape.as_ref(), self.arrival_seed())?;
                 // Warm-ups finish before measuring starts, so they never overlap measured requests.
                 let warm = warmups(&g, None, &prompt);
                 if warm.is_empty() {
@@ -654,8 +675,60 @@ impl ScenarioConfig {
             .iter()
             .map(|m| self.plan(m, dialect))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(interleave(plans))
+        let mut phases = interleave(plans);
+        // The shape is the whole interleaved run's: planned again over every arm's measured
+        // jobs, in their interleaved order (each arm's own plan would send pairs together).
+        if self.kind_takes_load() {
+            let shape = self.load_shape();
+            for p in phases
+                .iter_mut()
+                .filter(|p| p.jobs.iter().any(|j| !j.warmup))
+            {
+                schedule(&mut p.jobs, shape.as_ref(), self.arrival_seed())?;
+            }
+        }
+        Ok(phases)
     }
+
+    /// The load shape a chat or agent JSON run's measured requests follow: [`Self::load`] when
+    /// set, else Poisson arrivals at [`Self::rate_per_s`] when it is above 0 (older settings),
+    /// else none (a closed loop at the concurrency).
+    pub fn load_shape(&self) -> Option<LoadShape> {
+        self.load.clone().or_else(|| {
+            (self.rate_per_s > 0.0).then_some(LoadShape::Poisson {
+                rate_per_s: self.rate_per_s,
+            })
+        })
+    }
+
+    /// The seed of the arrival plan: the scenario's [`Self::seed`], else
+    /// [`DEFAULT_ARRIVAL_SEED`], so a scenario always plans the same send times.
+    pub fn arrival_seed(&self) -> u64 {
+        self.seed.unwrap_or(DEFAULT_ARRIVAL_SEED)
+    }
+
+    /// Whether the kind sends its measured requests by a load shape (chat, agent JSON).
+    fn kind_takes_load(&self) -> bool {
+        matches!(self.kind, ScenarioKind::Chat | ScenarioKind::AgentJson)
+    }
+}
+
+/// The arrival plan's seed when the scenario sets none.
+pub const DEFAULT_ARRIVAL_SEED: u64 = 0x7474_6674_5EED;
+
+/// Sets the planned send times of the measured jobs among `jobs`, in order, from `shape`
+/// ([`planned_sends`]; warm-ups stay closed-loop); nothing without a shape. A concurrency
+/// ramp plans only the first job of each lane; the others get none.
+fn schedule(jobs: &mut [Job], shape: Option<&LoadShape>, seed: u64) -> Result<(), ScenarioError> {
+    let Some(shape) = shape else {
+        return Ok(());
+    };
+    let measured: Vec<&mut Job> = jobs.iter_mut().filter(|j| !j.warmup).collect();
+    let mut times = planned_sends(shape, measured.len(), seed)?.into_iter();
+    for job in measured {
+        job.planned_ms = times.next();
+    }
+    Ok(())
 }
 
 /// Interleaves plans of the same shape (one per arm) phase by phase, job by job, setting each

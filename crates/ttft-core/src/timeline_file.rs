@@ -58,6 +58,11 @@ pub struct TimelineLine {
     /// The browser only: time it held the request before sending it (ms).
     #[serde(default)]
     pub browser_queue_ms: Option<f64>,
+    /// When the request was planned to be sent, on the clock of `sent_ms` (an open-loop plan:
+    /// a load shape, a trace); `sent_ms − planned_ms` is its schedule lag. Absent for a closed
+    /// loop and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_ms: Option<f64>,
 }
 
 impl TimelineLine {
@@ -77,6 +82,7 @@ impl TimelineLine {
             server_request_id: None,
             protocol: None,
             browser_queue_ms: None,
+            planned_ms: None,
         }
     }
 
@@ -278,6 +284,8 @@ pub fn export(report: &Report, vantage: &Vantage) -> String {
             server_request_id: r.server_request_id.clone(),
             protocol: r.protocol.clone(),
             browser_queue_ms: r.browser_queue_ms,
+            // The lag carried over to the capture's own clock.
+            planned_ms: r.planned_ms.map(|p| raw.sent_ms - (r.start_ms - p)),
             ..TimelineLine::new(run, vantage, request, raw.clone())
         };
         out.push_str(&line.to_json());
@@ -618,6 +626,10 @@ fn records(
         requests.push(RequestRecord {
             warmup: line.request.warmup,
             start_ms: start[i],
+            // The line's lag, placed on the run's time axis.
+            planned_ms: line
+                .planned_ms
+                .map(|p| start[i] - (line.capture.sent_ms - p)),
             browser_queue_ms: line.browser_queue_ms,
             server_request_id: line.server_request_id,
             sent_epoch_ms: Some(line.capture.sent_wall_ms),

@@ -80,6 +80,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "prometheus",
             "server_metrics",
             "scenario",
+            "arrivals",
         ],
     ),
     // The report model: data, construction and validation, nothing that analyses it.
@@ -103,6 +104,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "house_openers",
             "calibration",
             "roofline",
+            "schedule",
         ],
     ),
     // Files and formats: other tools' results, timeline files, llm-d, the locustfile, the

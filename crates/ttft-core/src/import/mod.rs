@@ -471,6 +471,7 @@ fn record(
         client: None,
         origin: None,
         pair: None,
+        planned_ms: None,
     }
 }
 

@@ -139,6 +139,13 @@ pub struct RequestRecord {
     /// warm-ups. Not carried by share links (a shared run is one run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair: Option<u32>,
+    /// When it was planned to be sent, ms from the run's start (on the clock of
+    /// [`RequestRecord::start_ms`]), for requests of an open-loop plan (a load shape, a
+    /// trace: [`crate::scenario::Job::planned_ms`]); `None` for closed-loop requests, which go
+    /// when a lane is free. `start_ms − planned_ms` is its schedule lag
+    /// ([`crate::schedule`]). Absent from older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_ms: Option<f64>,
 }
 
 /// A whole run.
@@ -506,6 +513,7 @@ impl RequestRecord {
             client: None,
             origin: None,
             pair: None,
+            planned_ms: None,
         }
     }
 }

@@ -20,6 +20,8 @@
 //!   cluster-robust standard errors, gives the same interval in one pass. Both are
 //!   approximate (measured coverage 92.5–96 %); with fewer than [`bootstrap::MIN_CLUSTERS`]
 //!   requests, or fewer than a per-request percentile would need, there is none.
+//! - *A rate counted in a window* (sends per second in a time bin): the exact Poisson (Garwood)
+//!   interval of the count, divided by the window ([`count`]).
 //! - *A proportion* (SLO attainment, goodput, error rate, requests with reader waits): the
 //!   Wilson score interval ([`proportion`]); a difference of two: Newcombe's hybrid score
 //!   interval.
@@ -43,6 +45,7 @@
 //! `tests/it/uncertainty.rs`.
 
 pub mod bootstrap;
+pub mod count;
 pub mod dkw;
 pub mod holm;
 pub mod proportion;

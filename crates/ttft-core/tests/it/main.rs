@@ -2,6 +2,7 @@
 
 mod ab_runs;
 mod analysis;
+mod arrivals;
 mod capture;
 mod client_cut;
 mod compare_import;
@@ -22,6 +23,7 @@ mod prompt_cache;
 mod report_file;
 mod review;
 mod scenario;
+mod schedule;
 mod server_metrics;
 mod sse;
 mod summary_file;

@@ -474,3 +474,35 @@ fn comparing_runs_of_different_clients_says_what_each_includes() {
         "{note}"
     );
 }
+
+#[test]
+fn planned_sends_travel_as_the_lines_lag() {
+    // The measured requests of the browser's run were planned 0.5–4.5 ms before they went;
+    // the warm-up had no plan.
+    let mut report = browser_run();
+    for (k, r) in report.requests.iter_mut().enumerate().skip(1) {
+        r.planned_ms = Some(r.start_ms - 0.5 - (k % 5) as f64);
+    }
+    let text = export(&report, &browser());
+    let lines: Vec<TimelineLine> = text
+        .lines()
+        .map(|l| TimelineLine::parse(l).unwrap())
+        .collect();
+    assert!(lines[0].planned_ms.is_none() && !text.lines().next().unwrap().contains("planned_ms"));
+    for (r, line) in report.requests.iter().zip(&lines).skip(1) {
+        // On the line's own clock: its lag is the record's.
+        let lag = line.capture.sent_ms - line.planned_ms.unwrap();
+        assert!((lag - (r.start_ms - r.planned_ms.unwrap())).abs() < 1e-9);
+    }
+    let back = merge(&[("tab.jsonl", text)]).unwrap().report;
+    for (a, b) in report.requests.iter().zip(&back.requests) {
+        match (a.planned_ms, b.planned_ms) {
+            (Some(x), Some(y)) => assert!((x - y).abs() < 1e-6, "{x} vs {y}"),
+            (x, y) => assert_eq!(x, y),
+        }
+    }
+    // A line from before planned sends reads as unplanned.
+    let old = worker_file("host-a:1", &[0], 500.0, WALL0);
+    let merged = merge(&[("old.jsonl", old)]).unwrap().report;
+    assert_eq!(merged.requests[0].planned_ms, None);
+}

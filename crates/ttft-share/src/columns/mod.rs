@@ -196,7 +196,10 @@ const TEXT_AS_PIECES: u64 = 1 << 20;
 // Added with it too: a single choice's end time, when its gaps are kept, is stored against its
 // last arrival (first token plus the gaps' steps), not against the first token.
 const END_AFTER_LAST: u64 = 1 << 21;
-const FLAG_LIMIT: u64 = 1 << 22;
+// Added with load shapes: the request's planned send follows its start (and browser queue) in
+// the starts column, as steps from its start (the same rule for older studios as above).
+const PLANNED: u64 = 1 << 22;
+const FLAG_LIMIT: u64 = 1 << 23;
 
 /// The texts of a replay's pieces of `kind`, joined.
 fn joined(replay: &[ReplayPiece], kind: char) -> String {
@@ -480,6 +483,9 @@ pub(crate) fn gap_anchors(bytes: &[u8]) -> Vec<Option<i64>> {
         f.i()?;
         start = start.wrapping_add(st.i()?);
         if flags & QUEUE != 0 {
+            st.i()?;
+        }
+        if flags & PLANNED != 0 {
             st.i()?;
         }
         let ttfb = if flags & TTFB != 0 { t.i()? } else { 0 };

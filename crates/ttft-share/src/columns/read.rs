@@ -23,8 +23,9 @@ use ttft_core::timeline::Outcome;
 use super::{
     CACHE_WRITE_TOKENS, CACHED_TOKENS, CLIENT, COALESCED, COLUMNS, Col, E2E, END_AFTER_LAST,
     FIRST_ANSWER, FIRST_REASONING, FLAG_LIMIT, GAPS_KEPT, Header, JSON, KINDS, MAX_REQUESTS,
-    MEANINGFUL, OUTCOMES, PROMPT_TOKENS, Parts, QUEUE, REASONING_TOKENS, SAMPLED, SERVER_TIMINGS,
-    SOURCES, STREAMED, Steps, TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP, joined, plus,
+    MEANINGFUL, OUTCOMES, PLANNED, PROMPT_TOKENS, Parts, QUEUE, REASONING_TOKENS, SAMPLED,
+    SERVER_TIMINGS, SOURCES, STREAMED, Steps, TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP,
+    joined, plus,
 };
 use crate::ShareError;
 use crate::bytes::Cursor;
@@ -177,7 +178,7 @@ impl<'a> Reader<'a> {
             protocol,
             client,
         } = self.group(flags, index)?;
-        let (start_ms, browser_queue_ms) = self.start(flags)?;
+        let (start_ms, browser_queue_ms, planned_ms) = self.start(flags)?;
         let outcome = self.outcome()?;
         let (metrics, reading) = self.metrics(flags)?;
         Ok(RequestRecord {
@@ -200,6 +201,7 @@ impl<'a> Reader<'a> {
             origin: None,
             // A shared run is one run: links keep no A/B pairing (docs/share-link-format.md).
             pair: None,
+            planned_ms,
         })
     }
 
@@ -235,8 +237,8 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// The starts column: the send offset and the browser queue (ms).
-    fn start(&mut self, flags: Flags) -> Result<(f64, Option<f64>), ShareError> {
+    /// The starts column: the send offset, the browser queue and the planned send (ms).
+    fn start(&mut self, flags: Flags) -> Result<(f64, Option<f64>, Option<f64>), ShareError> {
         self.prev_start = plus(self.prev_start, self.col(Col::Starts).i()?)?;
         let start_ms = self.q.ms(self.prev_start);
         let browser_queue_ms = if flags.has(QUEUE) {
@@ -244,7 +246,13 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
-        Ok((start_ms, browser_queue_ms))
+        let planned_ms = if flags.has(PLANNED) {
+            let steps = plus(self.prev_start, self.col(Col::Starts).i()?)?;
+            Some(self.q.ms(steps))
+        } else {
+            None
+        };
+        Ok((start_ms, browser_queue_ms, planned_ms))
     }
 
     /// The outcomes column: the kind, an HTTP status, the message.

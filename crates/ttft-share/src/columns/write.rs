@@ -17,9 +17,9 @@ use ttft_core::timeline::Outcome;
 use super::{
     CACHE_WRITE_TOKENS, CACHED_TOKENS, CLIENT, COALESCED, COLUMNS, Col, E2E, END_AFTER_LAST,
     FIRST_ANSWER, FIRST_REASONING, FORMAT, GAPS_KEPT, Header, JSON, KINDS, Layout, MEANINGFUL,
-    PROMPT_TOKENS, QUEUE, REASONING_TOKENS, SAMPLED, SERVER_TIMINGS, STREAMED, Steps, Strings,
-    TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP, arrival_times, grouped, joined, median,
-    merged_units, outcome_code, piece_kind, round_floats, sampled, source_code,
+    PLANNED, PROMPT_TOKENS, QUEUE, REASONING_TOKENS, SAMPLED, SERVER_TIMINGS, STREAMED, Steps,
+    Strings, TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP, arrival_times, grouped, joined,
+    median, merged_units, outcome_code, piece_kind, round_floats, sampled, source_code,
 };
 use crate::bytes::Column;
 use ttft_core::record_experience::{record_reading_units, token_times};
@@ -109,6 +109,7 @@ impl Kept {
             (r.client.is_some(), CLIENT),
             (self.text_as_pieces, TEXT_AS_PIECES),
             (self.end_after_last, END_AFTER_LAST),
+            (r.planned_ms.is_some_and(f64::is_finite), PLANNED),
         ] {
             if on {
                 flags |= bit;
@@ -254,7 +255,8 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// The starts column: the send offset against the previous request's, the browser queue.
+    /// The starts column: the send offset against the previous request's, the browser queue,
+    /// the planned send against the start.
     fn start(&mut self, r: &RequestRecord) {
         let q = self.q;
         let start = q.of(r.start_ms);
@@ -263,6 +265,10 @@ impl<'a> Writer<'a> {
         s.i(start - prev_start);
         if let Some(b) = r.browser_queue_ms {
             s.i(q.of(b));
+        }
+        // The planned send against the start: minus its schedule lag, in steps.
+        if let Some(p) = r.planned_ms.filter(|p| p.is_finite()) {
+            s.i(q.of(p) - start);
         }
         self.prev_start = start;
     }

@@ -21,6 +21,58 @@ mod report_file {
     }
 }
 
+mod schedule {
+    use ttft_core::report::RequestRecord;
+    use ttft_core::schedule::{report_finding, schedule_lag};
+    use ttft_fixtures::report_file::{record, report};
+    use ttft_share::ShareOptions;
+
+    /// Planned sends travel in a link (flag 22): the opened run has the same schedule lag,
+    /// within the link's time step, and the same finding; unplanned requests stay unplanned.
+    #[test]
+    fn a_link_keeps_each_request_s_planned_send() {
+        let mut records: Vec<RequestRecord> = (0..40)
+            .map(|k| {
+                let planned = 250.0 * f64::from(k) + 0.37;
+                RequestRecord {
+                    index: k,
+                    planned_ms: Some(planned),
+                    start_ms: planned + if k % 10 == 0 { 180.3 } else { 3.1 },
+                    ..record(k, 100.0, 10.0, 5)
+                }
+            })
+            .collect();
+        records.push(RequestRecord {
+            index: 40,
+            start_ms: 10_500.0,
+            ..record(40, 100.0, 10.0, 5)
+        });
+        let r = report(records);
+        let link = ttft_share::encode(&r, &ShareOptions::default());
+        let back = ttft_share::decode(&link.text).unwrap();
+        for (a, b) in r.requests.iter().zip(&back.requests) {
+            match (a.planned_ms, b.planned_ms) {
+                (Some(x), Some(y)) => assert!((x - y).abs() <= 0.1, "{x} vs {y}"),
+                (x, y) => assert_eq!(x, y, "request {}", a.index),
+            }
+        }
+        let (was, is) = (
+            schedule_lag(&r, 0.95).unwrap(),
+            schedule_lag(&back, 0.95).unwrap(),
+        );
+        assert_eq!(was.planned, is.planned);
+        assert!((was.p99_ms.value - is.p99_ms.value).abs() <= 0.2);
+        assert_eq!(
+            report_finding(&r).map(|f| f.id),
+            report_finding(&back).map(|f| f.id)
+        );
+        assert!(
+            report_finding(&back).is_some(),
+            "a P99 lag of 180 ms is over the bound"
+        );
+    }
+}
+
 mod peer_files {
     use ttft_core::import::{Format, import};
     use ttft_core::run_stats::RunStats;
