@@ -31,6 +31,10 @@
 //!   [`bootstrap::LARGE`] requests a side, the normal difference of Woodruff standard errors.
 //! - *Many metrics at once*: Holm's step-down correction keeps the chance of any false
 //!   "different" in a table at or below 1 − level ([`holm`]).
+//! - *A count in a stretch of time* (requests completed in a time window): Garwood's exact
+//!   Poisson interval ([`count`]).
+//! - *Whether a short series rises* (a time window's median TTFT, window over window): the
+//!   Mann–Kendall rank test of an upward trend ([`trend`]).
 //! - *A whole CDF*: the Dvoretzky–Kiefer–Wolfowitz band `F̂ ± ε`, `ε = sqrt(ln(2/α)/(2n))`,
 //!   covers the whole true curve at once ([`dkw`]); it assumes independent draws, so the
 //!   charts draw it for per-request values, not for pooled gaps.
@@ -43,12 +47,14 @@
 //! `tests/it/uncertainty.rs`.
 
 pub mod bootstrap;
+pub mod count;
 pub mod dkw;
 pub mod holm;
 pub mod proportion;
 pub mod quantile;
 pub mod sample_size;
 pub mod shift;
+pub mod trend;
 
 pub use dkw::{dkw_band, dkw_epsilon};
 
