@@ -103,6 +103,8 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "house_openers",
             "calibration",
             "roofline",
+            "time_slices",
+            "saturation",
         ],
     ),
     // Files and formats: other tools' results, timeline files, llm-d, the locustfile, the
