@@ -3,7 +3,8 @@
 //! Turns a [`Report`] (or several, for a comparison) and the [`Aggregates`] the core computed
 //! into charming [`Chart`] options: TTFT and ITL histograms and CDFs, the per-request waterfall,
 //! ITL against output position, TTFT against prompt length with its fit, concurrency curves with
-//! thresholds and the knee, time to valid JSON, multi-turn rounds, and the comparison overlays.
+//! thresholds and the knee, time to valid JSON, multi-turn rounds, a run over time from its time
+//! slices, and the comparison overlays.
 //! No rendering and no statistics of its own: numbers come from `ttft-core`, drawing is ECharts'
 //! job in the browser. Options are plain serde data, so they are snapshot-tested natively.
 //!
@@ -20,7 +21,10 @@ mod style;
 
 pub use charming::Chart;
 pub use compare::compare_charts;
-pub use report::{load_charts, report_charts, report_charts_before_slo, report_charts_with_slo};
+pub use report::{
+    load_charts, report_charts, report_charts_before_slo, report_charts_with_slo,
+    time_slices_charts,
+};
 
 /// One chart: a stable id (for the DOM, tests and file names), a title and the options.
 #[derive(Debug, Clone, PartialEq)]

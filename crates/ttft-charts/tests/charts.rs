@@ -930,3 +930,73 @@ fn compared_ttft_cdfs_carry_each_runs_band_at_the_comparisons_level() {
     };
     assert!(width(4) > width(1));
 }
+
+/// Two requests a second for a minute, 12 tokens each: TTFT 900 ms for the first 20 s, then
+/// 300 ms.
+fn slow_start() -> Report {
+    let reqs = (0..120)
+        .map(|i| {
+            let ttft = if i < 40 { 900.0 } else { 300.0 } + (i % 3) as f64;
+            (
+                "chat".to_owned(),
+                None,
+                stream(ttft, 20.0, 0.0, 12, 100, &[]),
+            )
+        })
+        .collect();
+    let mut r = report("chat", reqs, &MetricsConfig::default());
+    for (i, q) in r.requests.iter_mut().enumerate() {
+        q.start_ms = i as f64 * 500.0;
+    }
+    r
+}
+
+#[test]
+fn a_run_over_time_draws_its_windows_and_marks_the_steady_state() {
+    use ttft_core::time_slices::{steady_state, time_slices};
+    let r = slow_start();
+    let slices = time_slices(&r, None, ttft_core::uncertainty::DEFAULT_LEVEL);
+    let steady = steady_state(&slices).expect("steady after 20 s");
+    assert_eq!(steady.first_window, 4);
+    let charts = ttft_charts::time_slices_charts(&slices, Some(&steady));
+    let ids: Vec<&str> = charts.iter().map(|c| c.id).collect();
+    assert_eq!(
+        ids,
+        ["slices-latency", "slices-throughput", "slices-in-flight"]
+    );
+    let latency = json(&charts[0]);
+    // TTFT P50 at each window's middle; the window after the last send has none.
+    let p50 = latency["series"][0]["data"].as_array().unwrap();
+    assert_eq!(p50.len(), 12);
+    assert_eq!(p50[0], serde_json::json!([2.5, 901.0]));
+    assert_eq!(p50[11][1], serde_json::json!(301.0));
+    assert_eq!(mark_values(&latency["series"][0], "xAxis"), vec![20.0]);
+    // The interval's bounds are drawn beside it, ITL on the right axis.
+    let lo = latency["series"][1]["data"].as_array().unwrap();
+    assert!(lo[0][1].as_f64().unwrap() <= 901.0);
+    assert_eq!(latency["series"][4]["yAxisIndex"], 1.0);
+    assert!(
+        charts[0]
+            .caption
+            .contains("Warm-up excluded: the first 20.0 s, 40 requests, before TTFT settled"),
+        "{}",
+        charts[0].caption
+    );
+    let throughput = json(&charts[1]);
+    assert_eq!(
+        throughput["series"][1]["data"][0],
+        serde_json::json!([2.5, 2.0])
+    );
+    for c in &charts {
+        insta::assert_json_snapshot!(format!("report-{}", c.id), json(c));
+    }
+    // No windows, no charts; no warm-up, no mark.
+    let empty = time_slices(
+        &report("chat", Vec::new(), &MetricsConfig::default()),
+        None,
+        0.95,
+    );
+    assert!(ttft_charts::time_slices_charts(&empty, None).is_empty());
+    let unmarked = ttft_charts::time_slices_charts(&slices, None);
+    assert!(mark_values(&json(&unmarked[0])["series"][0], "xAxis").is_empty());
+}

@@ -105,6 +105,8 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "calibration",
             "roofline",
             "schedule",
+            "time_slices",
+            "saturation",
         ],
     ),
     // Files and formats: other tools' results, timeline files, llm-d, the locustfile, the

@@ -8,6 +8,8 @@
 //! (time to valid JSON), `probe` (a browser probe's TTFT against the load client's requests in
 //! flight, only in a run that holds both), `server` (the server's gauges from its `/metrics`)
 //! and `cache` (prompt-cache hit rate per group, only when the server reported cached tokens).
+//! [`time_slices_charts`] draws a run over time from its time slices, apart: the caller
+//! chooses the windows and whether the steady state is asked for.
 
 mod agent;
 mod cache;
@@ -16,6 +18,7 @@ mod load;
 mod probe;
 mod reading;
 mod server;
+mod slices;
 mod timeline;
 
 use ttft_core::report::{Aggregates, Report, RequestRecord};
@@ -29,6 +32,8 @@ use load::{SloState, levels, rounds, ttft_vs_prompt};
 use reading::reading;
 use timeline::{itl_by_position, waterfall};
 use ttft_core::run_stats::RunStats;
+
+pub use slices::time_slices_charts;
 
 /// Every chart that has data in this run, in reading order; CDF bands at the default level
 /// ([`ttft_core::uncertainty::DEFAULT_LEVEL`]).

@@ -35,3 +35,21 @@ pub fn rate_interval(count: u64, seconds: f64, level: f64) -> Option<Interval> {
         level: i.level,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garwood_matches_the_published_table() {
+        // Garwood (1936) / the usual tables at 95 %: 0 → 0–3.689, 1 → 0.0253–5.572,
+        // 10 → 4.795–18.39.
+        let near = |a: f64, b: f64| (a - b).abs() < 5e-3;
+        let i = poisson_mean_interval(0, 0.95);
+        assert!(i.lo == 0.0 && near(i.hi, 3.689), "{i:?}");
+        let i = poisson_mean_interval(1, 0.95);
+        assert!(near(i.lo, 0.0253) && near(i.hi, 5.572), "{i:?}");
+        let i = poisson_mean_interval(10, 0.95);
+        assert!(near(i.lo, 4.795) && near(i.hi, 18.39), "{i:?}");
+    }
+}

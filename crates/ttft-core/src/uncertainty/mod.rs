@@ -20,8 +20,9 @@
 //!   cluster-robust standard errors, gives the same interval in one pass. Both are
 //!   approximate (measured coverage 92.5–96 %); with fewer than [`bootstrap::MIN_CLUSTERS`]
 //!   requests, or fewer than a per-request percentile would need, there is none.
-//! - *A rate counted in a window* (sends per second in a time bin): the exact Poisson (Garwood)
-//!   interval of the count, divided by the window ([`count`]).
+//! - *A count or a rate in a window* (requests completed in a time window, sends per second in
+//!   a time bin): the exact Poisson (Garwood) interval of the count, divided by the window for
+//!   a rate ([`count`]).
 //! - *A proportion* (SLO attainment, goodput, error rate, requests with reader waits): the
 //!   Wilson score interval ([`proportion`]); a difference of two: Newcombe's hybrid score
 //!   interval.
@@ -33,6 +34,8 @@
 //!   [`bootstrap::LARGE`] requests a side, the normal difference of Woodruff standard errors.
 //! - *Many metrics at once*: Holm's step-down correction keeps the chance of any false
 //!   "different" in a table at or below 1 − level ([`holm`]).
+//! - *Whether a short series rises* (a time window's median TTFT, window over window): the
+//!   Mann–Kendall rank test of an upward trend ([`trend`]).
 //! - *A whole CDF*: the Dvoretzky–Kiefer–Wolfowitz band `F̂ ± ε`, `ε = sqrt(ln(2/α)/(2n))`,
 //!   covers the whole true curve at once ([`dkw`]); it assumes independent draws, so the
 //!   charts draw it for per-request values, not for pooled gaps.
@@ -52,6 +55,7 @@ pub mod proportion;
 pub mod quantile;
 pub mod sample_size;
 pub mod shift;
+pub mod trend;
 
 pub use dkw::{dkw_band, dkw_epsilon};
 
