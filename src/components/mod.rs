@@ -24,6 +24,7 @@ pub mod roofline;
 pub mod run_controls;
 pub mod runs_list;
 pub mod scenario_panel;
+pub mod schedule_lag;
 pub mod server_view;
 pub mod slo;
 pub mod source_summary;

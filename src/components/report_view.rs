@@ -437,6 +437,7 @@ fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView
     let context = ttft_core::roofline::mean_decode_context(&r).unwrap_or(1000.0);
     view! {
         <Findings report=r.clone() agg=agg.clone() server=server.clone() />
+        <crate::components::schedule_lag::ScheduleLagFigure report=r.clone() />
         <crate::components::server_view::ServerView report=r.clone() agg=agg.clone() series=server />
         <crate::components::charts::ChartGrid specs=chart_specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=Some(score_slo) />
         <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />

@@ -189,6 +189,9 @@ pub struct LocustJob {
     pub prompt_tokens: Option<u32>,
     /// A warm-up request.
     pub warmup: bool,
+    /// When it goes, ms from the run's start (the plan's [`Job::planned_ms`], shared with the
+    /// browser); `None`: closed loop.
+    pub planned_ms: Option<f64>,
 }
 
 /// The requests the file sends, in order: the scenario's plan with every body built. A
@@ -235,6 +238,7 @@ pub fn locust_jobs(
                 .then(|| job.level.map(|l| l as u32))
                 .flatten(),
             warmup: job.warmup,
+            planned_ms: job.planned_ms,
         });
     }
     Ok(out)
@@ -284,6 +288,7 @@ pub fn locustfile(
         .map(|j| {
             json!({"path": j.path, "body": j.body, "group": j.group, "level": j.level,
                    "turn": j.turn, "prompt_tokens": j.prompt_tokens, "warmup": j.warmup,
+                   "planned_ms": j.planned_ms,
                    "choices": crate::request::choices_asked(&j.body)})
         })
         .collect();
@@ -296,6 +301,7 @@ pub fn locustfile(
             .join("\n")
     );
     let sweep = scenario.kind == ScenarioKind::ConcurrencySweep;
+    let plan_span_ms = plan_span_ms(&jobs);
     let per_user = scenario.kind.is_conversation();
     let users = if sweep {
         levels.first().copied().unwrap_or(1)
@@ -318,19 +324,32 @@ pub fn locustfile(
         default_requests,
         &secret,
         &levels,
+        plan_span_ms.is_some(),
     );
     let settings = format!(
         "RUN = {run}\nBASE_URL = {base}\nAPI = {api}\nMODEL = {model}\nSCENARIO = {kind}\n\
          USERS = {users}\nRATE_PER_S = {rate:?}\nTIMEOUT_S = {timeout:?}\nDEFAULT_REQUESTS = {default_requests}\n\
          LEVELS = {levels:?}\nPER_USER_SEQUENCE = {per_user}\nAPI_KEY_ENV = {key_env}\n\
          AUTH_HEADER = ({auth_name}, {auth_template})\nHEADERS = {headers}\nSECRET_HEADERS = {secret}\n\
-         TIMELINE_DIR_ENV = {dir_env}\nJOBS = {jobs_literal}\n",
+         TIMELINE_DIR_ENV = {dir_env}\nOPEN_LOOP = {open_loop}\nPLAN_SPAN_MS = {span:?}\n\
+         JOBS = {jobs_literal}\n",
         run = py_str(run),
         base = py_str(&base),
         api = py_value(&api),
         model = py_str(&target.model),
         kind = py_str(scenario.kind.id()),
-        rate = finite(scenario.rate_per_s, 0.0).max(0.0),
+        // A planned schedule paces the sends itself: no Poisson gaps on top of it.
+        rate = if plan_span_ms.is_some() {
+            0.0
+        } else {
+            finite(scenario.rate_per_s, 0.0).max(0.0)
+        },
+        open_loop = if plan_span_ms.is_some() {
+            "True"
+        } else {
+            "False"
+        },
+        span = plan_span_ms.unwrap_or(0.0),
         timeout = finite(scenario.timeout_s, 60.0).max(1.0),
         per_user = if per_user { "True" } else { "False" },
         key_env = py_str(API_KEY_ENV),
@@ -344,6 +363,23 @@ pub fn locustfile(
     Ok(format!(
         "{header}\n{PY_IMPORTS}\n{settings}\n{PY_BODY}{shape}"
     ))
+}
+
+/// The span of the planned schedule when any job has a planned send: the last planned time
+/// plus the mean gap, so a replayed schedule (`--ttft-requests` past the plan) keeps its pace.
+/// `None` for a closed loop.
+fn plan_span_ms(jobs: &[LocustJob]) -> Option<f64> {
+    let planned: Vec<f64> = jobs
+        .iter()
+        .filter_map(|j| j.planned_ms)
+        .filter(|p| p.is_finite())
+        .collect();
+    let last = planned
+        .iter()
+        .copied()
+        .fold(None, |m: Option<f64>, p| Some(m.map_or(p, |m| m.max(p))))?;
+    let gap = last / planned.len() as f64;
+    Some(finite(last + gap, 0.0).max(1.0))
 }
 
 /// `x`, or `default` when it is not finite (Python has no literal for NaN or infinity).
@@ -370,6 +406,7 @@ fn header_comment(
     default_requests: usize,
     secret: &serde_json::Map<String, Value>,
     levels: &[u32],
+    open_loop: bool,
 ) -> String {
     let one_line = |s: &str| s.replace(['\n', '\r'], " ");
     let mut h = String::new();
@@ -437,13 +474,23 @@ fn header_comment(
     l("  -t bounds the run in time either way. A request in flight when -t stops its user is written as `cut_by_client`".into());
     l("    (what it read is kept; counted apart, never as the server's error); add --stop-timeout 60 to let requests".into());
     l("    in flight finish instead.".into());
-    if scenario.rate_per_s > 0.0 {
+    if scenario.rate_per_s > 0.0 && !open_loop {
         l(format!(
             "  Poisson arrivals at {} requests/s in total (the studio's rate): each worker sends at rate / --ttft-workers",
             scenario.rate_per_s
         ));
         l("    (give the number of workers), exponential gaps via wait_time; -u must be high enough that a user is".into());
         l("    always free (users >= rate x latency), or arrivals wait for one.".into());
+    }
+    if let Some(shape) = scenario.load_shape().filter(|_| open_loop) {
+        l(format!(
+            "  Open loop, {}: every measured request has a planned send (the studio's schedule, the same seed),",
+            one_line(&shape.describe())
+        ));
+        l("    ms from the run's start (JOBS' planned_ms); a user waits until then and sends. With --ttft-workers N the".into());
+        l("    workers share the schedule: worker k (Locust's worker index) sends every N-th request from the k-th. Each".into());
+        l("    line carries planned_ms: the studio reads sent_ms - planned_ms as the schedule lag. -u must be high enough".into());
+        l("    that a user is always free (users >= rate x latency), or sends wait for one and the lag says so.".into());
     }
     if !levels.is_empty() {
         l(format!(
@@ -504,7 +551,6 @@ FORMAT = "ttft-timeline/1"
 "#;
 
 const PY_BODY: &str = r#"
-MEASURED = [j for j in JOBS if not j["warmup"]] or JOBS
 log = logging.getLogger("ttft")
 
 
@@ -533,6 +579,8 @@ class _Worker:
         self.level = LEVELS[0] if LEVELS else None
         self.headers = None
         self.vantage = None
+        self.t0 = None
+        self.mine = None
 
     def ident(self):
         if self.pid != os.getpid():  # a fork (--processes) is another worker
@@ -586,13 +634,63 @@ def _options(environment):
 
 def _limit(environment):
     o = _options(environment)
-    return getattr(o, "ttft_requests", DEFAULT_REQUESTS) if o is not None else DEFAULT_REQUESTS
+    limit = getattr(o, "ttft_requests", DEFAULT_REQUESTS) if o is not None else DEFAULT_REQUESTS
+    if OPEN_LOOP and limit == DEFAULT_REQUESTS:
+        return len(_mine(environment))  # this worker's share of the schedule
+    return limit
 
 
-def _job_at(pos):
-    if pos < len(JOBS):
-        return JOBS[pos]
-    return MEASURED[(pos - len(JOBS)) % len(MEASURED)]
+def _workers(environment):
+    o = _options(environment)
+    return max(1, getattr(o, "ttft_workers", 1) if o is not None else 1)
+
+
+def _mine(environment):
+    """This worker's jobs: all of them in a closed loop; in an open loop the warm-ups and every
+    --ttft-workers-th measured job from the worker's index, so the workers share one schedule."""
+    if W.mine is None:
+        if not OPEN_LOOP:
+            W.mine = JOBS
+        else:
+            n = _workers(environment)
+            k = (getattr(environment.runner, "worker_index", 0) or 0) % n
+            mine, slot = [], 0
+            for j in JOBS:
+                if j["warmup"]:
+                    mine.append(j)
+                    continue
+                if slot % n == k:
+                    mine.append(j)
+                slot += 1
+            W.mine = mine or JOBS
+    return W.mine
+
+
+def _job_at(environment, pos):
+    """The job at `pos` and its planned offset (ms from the run's start, None: closed loop); past
+    the plan the measured jobs repeat, the schedule shifted by PLAN_SPAN_MS each time."""
+    jobs = _mine(environment)
+    if pos < len(jobs):
+        return jobs[pos], jobs[pos]["planned_ms"]
+    measured = [j for j in jobs if not j["warmup"]] or jobs
+    rest = pos - len(jobs)
+    job = measured[rest % len(measured)]
+    planned = job["planned_ms"]
+    if planned is None:
+        return job, None
+    return job, planned + (1 + rest // len(measured)) * PLAN_SPAN_MS
+
+
+def _wait_until(offset_ms):
+    """Sleeps until the run's start + offset_ms; the planned time on the perf_counter clock (ns),
+    None for a closed-loop job."""
+    if offset_ms is None:
+        return None
+    due = W.t0 + int(offset_ms * 1e6)
+    wait = (due - time.perf_counter_ns()) / 1e9
+    if wait > 0:
+        gevent.sleep(wait)
+    return due
 
 
 def _poisson_delay(environment):
@@ -680,6 +778,8 @@ class StreamingUser(User):
     def on_start(self):
         W.ident()
         W.active += 1
+        if W.t0 is None:
+            W.t0 = time.perf_counter_ns()  # the run's start: planned offsets count from here
         self.retired = False
         self.session = requests.Session()
         self.position = 0
@@ -704,22 +804,23 @@ class StreamingUser(User):
                 _check_done(env)
             raise StopUser()
         if PER_USER_SEQUENCE:
-            job = _job_at(self.position)
+            job, offset = _job_at(env, self.position)
             self.position += 1
         else:
-            job = _job_at(W.cursor)
+            job, offset = _job_at(env, W.cursor)
             W.cursor += 1
         index = W.next_index
         W.next_index += 1
         W.in_flight += 1
-        if isinstance(env.runner, WorkerRunner):
-            env.runner.send_message("ttft_sent", {"worker": W.vantage["worker"], "index": index})
         try:
-            self._one(job, index)
+            planned_ns = _wait_until(offset)
+            if isinstance(env.runner, WorkerRunner):
+                env.runner.send_message("ttft_sent", {"worker": W.vantage["worker"], "index": index})
+            self._one(job, index, planned_ns)
         finally:
             _finished(env)
 
-    def _one(self, job, index):
+    def _one(self, job, index, planned_ns=None):
         env = self.environment
         base = (env.host or BASE_URL).rstrip("/")
         url = base + job["path"]
@@ -773,7 +874,8 @@ class StreamingUser(User):
                             "warmup": job["warmup"]},
                 "sent_wall_ms": sent_wall_ms, "sent_ms": _ms(t0), "head": head,
                 "reads": [[_ms(t), len(c)] for t, c in zip(stamps, chunks)],
-                "end": end, "server_request_id": rid, "protocol": "http/1.1", "browser_queue_ms": None}
+                "end": end, "server_request_id": rid, "protocol": "http/1.1", "browser_queue_ms": None,
+                "planned_ms": _ms(planned_ns) if planned_ns is not None else None}
         try:
             line["body"] = body.decode("utf-8")
         except UnicodeDecodeError:

@@ -69,7 +69,7 @@ out = {}
 for node in tree.body:
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         name = node.targets[0].id
-        if name in ("JOBS", "HEADERS", "SECRET_HEADERS", "RUN", "API", "BASE_URL", "LEVELS", "USERS", "DEFAULT_REQUESTS", "RATE_PER_S"):
+        if name in ("JOBS", "HEADERS", "SECRET_HEADERS", "RUN", "API", "BASE_URL", "LEVELS", "USERS", "DEFAULT_REQUESTS", "RATE_PER_S", "OPEN_LOOP", "PLAN_SPAN_MS"):
             out[name] = ast.literal_eval(node.value)
 print(json.dumps(out))
 "#;
@@ -205,7 +205,12 @@ fn the_plan_maps_to_the_files_jobs() {
     assert!(file.contains("LEVELS = [1, 4]"));
     let file = locustfile(&t, &scenario(ScenarioKind::Chat), "r").unwrap();
     assert!(!file.contains("LoadTestShape"));
-    assert!(file.contains("RATE_PER_S = 2.5"));
+    // A rate is a Poisson load shape: planned sends, as in the browser.
+    assert!(file.contains("OPEN_LOOP = True"));
+    assert!(
+        file.contains("Open loop, Poisson"),
+        "the header names the shape"
+    );
     assert!(file.contains("-u 4 -r 4"));
 }
 
@@ -231,4 +236,159 @@ fn refuses_what_it_cannot_write_safely() {
         locustfile(&t, &sc, "r"),
         Err(LocustError::Scenario(_))
     ));
+}
+
+/// A chat scenario sent by a load shape (steps of 2 then 6 requests/s).
+fn open_loop() -> ScenarioConfig {
+    ScenarioConfig {
+        requests: 12,
+        load: Some(ttft_core::arrivals::LoadShape::Steps {
+            rates_per_s: vec![2.0, 6.0],
+            step_s: 1.0,
+            burstiness: 1.0,
+        }),
+        ..scenario(ScenarioKind::Chat)
+    }
+}
+
+#[test]
+fn an_open_loop_file_embeds_the_browsers_schedule_and_waits_for_it() {
+    let t = target(None);
+    let sc = open_loop();
+    let planned: Vec<Option<f64>> = sc
+        .plan(&t.model, t.dialect)
+        .unwrap()
+        .into_iter()
+        .flat_map(|p| p.jobs)
+        .map(|j| j.planned_ms)
+        .collect();
+    let jobs = locust_jobs(&t, &sc).unwrap();
+    let theirs: Vec<Option<f64>> = jobs.iter().map(|j| j.planned_ms).collect();
+    assert_eq!(theirs, planned, "the same schedule as the browser's");
+    assert!(
+        jobs.iter()
+            .filter(|j| !j.warmup)
+            .all(|j| j.planned_ms.is_some())
+    );
+    assert!(
+        jobs.iter()
+            .filter(|j| j.warmup)
+            .all(|j| j.planned_ms.is_none())
+    );
+    let file = locustfile(&t, &sc, "r").unwrap();
+    assert!(file.contains("OPEN_LOOP = True"));
+    assert!(
+        file.contains("RATE_PER_S = 0.0"),
+        "no Poisson gaps on top of the plan"
+    );
+    assert!(
+        file.contains("planned_ns = _wait_until(offset)"),
+        "a user waits for it"
+    );
+    assert!(file.contains("gevent.sleep(wait)"));
+    assert!(
+        file.contains("\"planned_ms\": _ms(planned_ns)"),
+        "lines carry it"
+    );
+    assert!(file.contains("Open loop, "), "the header says so");
+    let Some(py) = python() else { return };
+    let path = write("open-loop.py", &file);
+    let back = read_back(py, &path);
+    assert_eq!(back["OPEN_LOOP"], true);
+    let embedded: Vec<Option<f64>> = back["JOBS"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["planned_ms"].as_f64())
+        .collect();
+    assert_eq!(embedded.len(), planned.len());
+    for (e, p) in embedded.iter().zip(&planned) {
+        match (e, p) {
+            (Some(e), Some(p)) => assert!((e - p).abs() < 1e-9, "{e} vs {p}"),
+            _ => assert_eq!(e, p),
+        }
+    }
+    assert!(
+        back["PLAN_SPAN_MS"].as_f64().unwrap()
+            > planned.iter().flatten().fold(0.0, |m, &p| p.max(m))
+    );
+    // The workers' shares, computed by the file's own functions: together every measured job
+    // once, warm-ups in each, offsets kept; past the plan the schedule repeats one span later.
+    let script = r#"
+import ast, json, sys
+src = open(sys.argv[1], encoding="utf-8").read()
+tree = ast.parse(src)
+keep = [n for n in tree.body if (isinstance(n, ast.FunctionDef) and n.name in ("_mine", "_job_at", "_workers", "_options"))
+        or (isinstance(n, ast.Assign) and n.targets[0].id in ("JOBS", "OPEN_LOOP", "PLAN_SPAN_MS"))]
+g = {}
+exec(compile(ast.Module(body=keep, type_ignores=[]), "f", "exec"), g)
+class O: ttft_workers = 2
+class R:
+    def __init__(self, k): self.worker_index = k
+class E:
+    def __init__(self, k): self.parsed_options, self.runner = O(), R(k)
+class Wk: mine = None
+out = []
+for k in (0, 1):
+    g["W"] = Wk()
+    e = E(k)
+    n = len(g["_mine"](e))
+    out.append({"n": n, "offsets": [g["_job_at"](e, i)[1] for i in range(n + 1)]})
+print(json.dumps(out))
+"#;
+    let o = Command::new(py)
+        .args(["-c", script])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let shares: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let warmups = jobs.iter().filter(|j| j.warmup).count();
+    let measured: Vec<f64> = planned.iter().flatten().copied().collect();
+    let mut seen = Vec::new();
+    for share in shares.as_array().unwrap() {
+        let n = share["n"].as_u64().unwrap() as usize;
+        let offsets: Vec<Option<f64>> = share["offsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64())
+            .collect();
+        assert_eq!(
+            offsets[..warmups],
+            vec![None; warmups][..],
+            "warm-ups first, unplanned"
+        );
+        seen.extend(offsets[warmups..n].iter().flatten().copied());
+        let first = offsets[warmups].unwrap();
+        let again = offsets[n].unwrap();
+        let span = back["PLAN_SPAN_MS"].as_f64().unwrap();
+        assert!(
+            (again - first - span).abs() < 1e-9,
+            "{again} {first} {span}"
+        );
+    }
+    seen.sort_by(f64::total_cmp);
+    assert_eq!(seen.len(), measured.len(), "each send once");
+    for (s, m) in seen.iter().zip(&measured) {
+        assert!(
+            (s - m).abs() < 1e-9,
+            "the workers share the schedule: {s} vs {m}"
+        );
+    }
+}
+
+#[test]
+fn a_closed_loop_file_plans_nothing() {
+    let t = target(None);
+    let sc = ScenarioConfig {
+        rate_per_s: 0.0,
+        ..scenario(ScenarioKind::Chat)
+    };
+    let jobs = locust_jobs(&t, &sc).unwrap();
+    assert!(jobs.iter().all(|j| j.planned_ms.is_none()));
+    let file = locustfile(&t, &sc, "r").unwrap();
+    assert!(file.contains("OPEN_LOOP = False"));
+    assert!(file.contains("RATE_PER_S = 0.0"));
+    assert!(!file.contains("Open loop, "));
 }
