@@ -27,4 +27,5 @@ mod sse;
 mod summary_file;
 mod timeline_file;
 mod uncertainty;
+mod user_figures;
 mod votes;
