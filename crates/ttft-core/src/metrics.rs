@@ -450,14 +450,7 @@ impl RequestMetrics {
                 tokens: Some(self.output_tokens),
             });
         }
-        let counts: Vec<usize> = self
-            .choices
-            .iter()
-            .map(|c| c.gaps.map(|g| g as usize))
-            .collect::<Option<_>>()?;
-        if counts.iter().sum::<usize>() != self.itl_ms.len() {
-            return None;
-        }
+        let counts = self.choice_gap_counts()?;
         let at = self
             .choices
             .iter()
@@ -528,6 +521,17 @@ impl RequestMetrics {
         Some(self.meaningful_ms? - first_answer)
     }
 
+    /// Each choice's number of gaps in [`Self::itl_ms`], in order, when every one is known
+    /// and they add up to its length.
+    fn choice_gap_counts(&self) -> Option<Vec<usize>> {
+        let counts: Vec<usize> = self
+            .choices
+            .iter()
+            .map(|c| c.gaps.map(|g| g as usize))
+            .collect::<Option<_>>()?;
+        (counts.iter().sum::<usize>() == self.itl_ms.len()).then_some(counts)
+    }
+
     /// Where each choice's gaps begin in [`Self::per_token_itl`] (offsets, ascending, the
     /// first 0), for a request that streamed several choices whose gap counts are known;
     /// `None` otherwise (one choice: its gaps are all one sequence).
@@ -535,14 +539,7 @@ impl RequestMetrics {
         if self.choices.len() < 2 {
             return None;
         }
-        let counts: Vec<usize> = self
-            .choices
-            .iter()
-            .map(|c| c.gaps.map(|g| g as usize))
-            .collect::<Option<_>>()?;
-        if counts.iter().sum::<usize>() != self.itl_ms.len() {
-            return None;
-        }
+        let counts = self.choice_gap_counts()?;
         // The samples each gap becomes, exactly as `extend_per_token_itl` makes them.
         let mut samples = self
             .itl_ms
