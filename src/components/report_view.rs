@@ -157,6 +157,13 @@ fn Headline(
         ),
     };
     let scored_of = agg.judged().saturating_sub(errors);
+    let prefill_hint = match agg.prefill_tokens_per_s {
+        Some(s) => format!(
+            "Prompt tokens the server reported over TTFT, per request ({} requests; prefix-cache hits count as read).",
+            s.count
+        ),
+        None => "The server reported no prompt tokens in its usage, so there is no prefill rate: the prompt's length is not guessed.".to_owned(),
+    };
     view! {
         <div class="figures" data-testid="headline">
             <Figure label="First byte P50" value=ms(p(agg.ttfb, |s| s.p50)) testid="ttfb-p50" summary="ttfb_p50" tiles=tiles
@@ -167,12 +174,19 @@ fn Headline(
             <Figure label="Meaningful first token P50" value=ms(p(agg.meaningful, |s| s.p50)) testid="meaningful-p50" summary="meaningful_p50" tiles=tiles
                 hint="When the first answer text past openers like “Sure! Here's” arrived: the first word that says something." />
             <Figure label="TTFT P95" value=ms(p(agg.ttft, |s| s.p95)) testid="ttft-p95" summary="ttft_p95" tiles=tiles />
+            <Figure label="Second token P50" value=ms(p(agg.ttst, |s| s.p50)) testid="ttst-p50" summary="ttst_p50" tiles=tiles
+                hint="When the output arriving after the first token's came in (TTFT + the first gap): when the text starts to move." />
             <Figure label="ITL P50" value=ms(p(agg.itl, |s| s.p50)) testid="itl-p50" summary="itl_p50" tiles=tiles />
             <Figure label="ITL P95" value=ms(p(agg.itl, |s| s.p95)) testid="itl-p95" summary="itl_p95" tiles=tiles />
             <Figure label="ITL P99" value=ms(p(agg.itl, |s| s.p99)) testid="itl-p99" summary="itl_p99" tiles=tiles />
             <Figure label="TPOT P50" value=ms(p(agg.tpot, |s| s.p50)) testid="tpot-p50" summary="tpot_p50" tiles=tiles />
             <Figure label="E2E P50" value=ms(p(agg.e2e, |s| s.p50)) testid="e2e-p50" summary="e2e_p50" tiles=tiles />
-            <Figure label="Decode rate P50" value=per_s(p(agg.tokens_per_s, |s| s.p50)) testid="tokens-per-s" summary="decode_rate_p50" tiles=tiles />
+            <Figure label="Decode rate P50" value=per_s(p(agg.tokens_per_s, |s| s.p50)) testid="tokens-per-s" summary="decode_rate_p50" tiles=tiles
+                hint="Output tokens after the first over the time from the first token to the end of the stream: what benchmark tools call output throughput per user." />
+            <Figure label="Per-user output P50" value=per_s(p(agg.user_output_tokens_per_s, |s| s.p50)) testid="output-per-user-p50" summary="output_per_user_p50" tiles=tiles
+                hint="Tokens one user receives per second once the answer streams: tokens after the first arrival over the time from the first to the last output arrival (1 / the request's mean per-token ITL)." />
+            <Figure label="Per-user prefill P50" value=per_s(p(agg.prefill_tokens_per_s, |s| s.p50)) testid="prefill-per-user-p50" summary="prefill_per_user_p50" tiles=tiles
+                hint=prefill_hint />
             <Figure label="Time to valid JSON P50" value=ms(p(agg.json_valid, |s| s.p50)) testid="json-valid-p50" summary="json_valid_p50" tiles=tiles />
             <Figure label="Goodput" value=pct(agg.goodput) testid="goodput" summary="goodput" tiles=tiles />
             <Figure label="Errors" value=errors_value testid="errors" summary="error_rate" tiles=tiles

@@ -12,7 +12,7 @@ use ttft_core::metrics::TtftKind;
 use ttft_core::report::{Report, RequestRecord};
 use ttft_core::slo::SloReport;
 
-use crate::format::ms;
+use crate::format::{ms, per_s};
 
 /// Row height (px) until the drawn rows are measured (`.request-table` fixes it in CSS).
 const ROW_PX: f64 = 24.0;
@@ -70,11 +70,19 @@ fn row(r: &RequestRecord, slo: Memo<HashMap<u32, String>>) -> impl IntoView + us
     let itl = m.itl_summary().map(|s| s.p50);
     let notes = notes(r);
     let tip = notes.clone();
+    let prefill_tip = match (m.prompt_tokens, m.prefill_tokens_per_s()) {
+        (None, _) => "the server reported no prompt tokens",
+        (Some(_), None) => "no TTFT of a streamed answer to divide by",
+        (Some(_), Some(_)) => "prompt tokens the server reported over TTFT",
+    };
     view! {
         <tr class=if r.outcome.is_failure() { "failed" } else if r.outcome.is_cut_by_client() { "cut" } else { "" } data-outcome=r.outcome.kind()>
             <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
             <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td class="first-answer">{ms(m.first_answer_ms)}</td><td>{ms(m.meaningful_ms)}</td>
+            <td class="ttst" data-testid="request-ttst">{ms(m.ttst_ms())}</td>
             <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>
+            <td class="output-per-user" data-testid="request-output-per-user">{per_s(m.user_output_tokens_per_s())}</td>
+            <td class="prefill-per-user" data-testid="request-prefill-per-user" title=prefill_tip>{per_s(m.prefill_tokens_per_s())}</td>
             <td class="slo-cell">{slo_cell}</td>
             <td class="notes" title=tip>{notes}</td>
         </tr>
@@ -150,7 +158,7 @@ pub fn RequestTable(
                 <div class="request-sizer" style:height=move || format!("{:.0}px", head_px.get() + n as f64 * row_px.get())>
                     <table class="request-table" data-testid="requests" data-rows=n
                         style:top=move || format!("{:.0}px", range.get().0 as f64 * row_px.get())>
-                        <thead node_ref=head><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th title="Browser queue">"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th title="First answer">"First answer"</th><th>"Meaningful"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th title="Met the run's service-level objectives, or which it failed">"SLO"</th><th>"Notes"</th></tr></thead>
+                        <thead node_ref=head><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th title="Browser queue">"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th title="First answer">"First answer"</th><th>"Meaningful"</th><th title="Time to second token: the output arriving after the first token's">"2nd token"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th title="Per-user output tokens/s: tokens after the first arrival over the first to the last output arrival">"Out tok/s"</th><th title="Per-user prefill tokens/s: prompt tokens the server reported over TTFT">"Prefill tok/s"</th><th title="Met the run's service-level objectives, or which it failed">"SLO"</th><th>"Notes"</th></tr></thead>
                         <tbody node_ref=body>
                             <For each=move || { let (a, b) = range.get(); a..b } key=|i| *i let:i>
                                 {report.with_value(|r| row(&r.requests[i], slo))}

@@ -4,14 +4,19 @@
 //!
 //! A report carries what the run measured and nothing else: `run` (ids from the run's identity,
 //! times when the run has a start time), `scenario.load` (the tool, the load level, input and
-//! output lengths from the requests' token counts — left out when no request has a prompt
-//! count, which the schema requires), and `results.request_performance.aggregate`: request
-//! counts, TTFT / ITL / TPOT / normalised TPOT / E2E statistics from the successful requests
-//! (mean, min, max and percentiles, type 7 as the studio computes them), and throughputs over
-//! the load point's span when the requests' send times are known. No stack is described (the
-//! studio does not know the server's hardware), and no API key, header, credential in the URL
-//! or free-text setting is written: the endpoint is its origin and path, the settings a list
-//! of named numbers and words.
+//! output lengths from the requests' token counts — left out when no request has a prompt count,
+//! which the schema requires), and `results.request_performance.aggregate`: request counts, TTFT /
+//! ITL / TPOT / normalised TPOT / E2E statistics from the successful requests (mean, min, max and
+//! percentiles, type 7 as the studio computes them), and throughputs over the load point's span
+//! when the requests' send times are known. The time to second token and the per-user output and
+//! prefill rates are not written: the schema has no field that means them (its models forbid other
+//! fields). Its `latency` holds TTFT, NTPOT, TPOT, ITL and request latency only, and its
+//! `throughput` rates (`input_token_rate`, `output_token_rate`, …) are the load point's, tokens
+//! over its span, not one user's; llm-d's own analysis derives its "throughput per user" as 1 /
+//! the mean `time_per_output_token`, which is written. No stack is described (the studio does not
+//! know the server's hardware), and no API key, header, credential in the URL or free-text setting
+//! is written: the endpoint is its origin and path, the settings a list of named numbers and
+//! words.
 
 use serde_json::{Map, Value, json};
 use thiserror::Error;

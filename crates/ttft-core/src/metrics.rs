@@ -16,6 +16,22 @@
 //!   together, so they form one arrival). A gap spanning an arrival that carried several tokens
 //!   is also reported per token.
 //! - **E2E**: end of the stream. **TPOT** = (E2E − TTFT) / (output tokens − 1).
+//! - **Time to second token** ([`RequestMetrics::ttst_ms`]): the first output arrival after the
+//!   first token's, TTFT + the first gap, from t0 like TTFT (AIPerf's "TTST" is that first gap
+//!   alone, this minus TTFT). A first arrival that carried several tokens still counts as one:
+//!   the second arrival is when the reader sees the text move on. None with fewer than two
+//!   arrivals.
+//! - **Per-user output tokens/s** ([`RequestMetrics::user_output_tokens_per_s`]): the tokens
+//!   after the first arrival ÷ (last output arrival − first), i.e. 1 / the request's mean
+//!   per-token ITL. The tokens are the gaps' own counts when continuous usage gave every one
+//!   (a first arrival of several tokens is then not counted as one), else output tokens − 1.
+//!   AIPerf's, GenAI-Perf's and GenAI-Bench's "output token throughput per user" (1 / ITL)
+//!   divide by (request end − TTFT) instead: that is the **decode rate** below, which also
+//!   counts the stream's tail after the last token (finish and usage chunks, `[DONE]`).
+//! - **Per-user prefill tokens/s** ([`RequestMetrics::prefill_tokens_per_s`]): prompt tokens ÷
+//!   TTFT, the prompt tokens being those the server reported in its usage (AIPerf's "prefill
+//!   throughput per user"); none when the server reported none: the prompt's length is never
+//!   guessed. Prompt tokens served from the prefix cache count, as they do in TTFT.
 //! - **Output tokens**: final usage if sent, else the last continuous usage, else server
 //!   timings, else an estimate (one per output event, flagged as such). Final usage is usage
 //!   on the chunk that carries the finish reason (llama.cpp `/v1/completions`) or after it
@@ -55,9 +71,13 @@
 //!   as its own task, with its own `timings` after its finish) and its number of gaps, so
 //!   ITL against output position counts positions within each choice.
 //!
+//!   The time to second token and the per-user output rate follow the primary choice (its
+//!   own first token, gaps and token count; none when its gap count or, for the rate, its own
+//!   token count is not known).
+//!
 //! **Not streamed**: a 2xx body that was one JSON document ([`RequestTimeline::streamed`]
 //! false) is one arrival at the body's end: TTFT is then the whole answer's arrival, and ITL,
-//! TPOT and decode rate are empty, not zero.
+//! TPOT, decode rate, time to second token and the per-user rates are empty, not zero.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -377,6 +397,75 @@ impl RequestMetrics {
         (prompt > 0).then_some((prompt, cached.min(prompt)))
     }
 
+    /// Time to second token (ms from t0): the primary choice's first output arrival after its
+    /// first one (TTFT + its first gap with one choice); `None` for a request that was not
+    /// streamed or whose output came in one arrival (see the module doc).
+    pub fn ttst_ms(&self) -> Option<f64> {
+        let p = self.primary_stream()?;
+        Some(p.first_ms + p.gaps.first()?)
+    }
+
+    /// Per-user output tokens/s: the primary choice's tokens after its first arrival over the
+    /// time from its first output arrival to its last, 1 / its mean per-token ITL (see the
+    /// module doc); `None` without two arrivals, a token after the first, or its token count.
+    pub fn user_output_tokens_per_s(&self) -> Option<f64> {
+        let p = self.primary_stream()?;
+        let span: f64 = p.gaps.iter().sum();
+        // The gaps' own counts when every one is known (a first arrival of several tokens is
+        // then not taken for one), else every token but the first.
+        let counted = p
+            .gap_tokens
+            .get(..p.gaps.len())
+            .and_then(|t| t.iter().map(|n| n.map(u64::from)).sum::<Option<u64>>())
+            .filter(|n| (1..=p.tokens.unwrap_or(u64::MAX)).contains(n));
+        let after_first = match counted {
+            Some(n) => n,
+            None => p.tokens?.saturating_sub(1),
+        };
+        (after_first > 0 && span > 0.0 && span.is_finite())
+            .then(|| after_first as f64 / span * 1000.0)
+    }
+
+    /// Per-user prefill tokens/s: the prompt tokens the server reported over TTFT; `None` when
+    /// it reported none (the prompt's length is not guessed) or the request was not streamed
+    /// (its TTFT is the whole answer's).
+    pub fn prefill_tokens_per_s(&self) -> Option<f64> {
+        let prompt = self.prompt_tokens.filter(|p| *p > 0)?;
+        let ttft = self.ttft_ms.filter(|t| *t > 0.0 && t.is_finite())?;
+        self.streamed.then(|| prompt as f64 / ttft * 1000.0)
+    }
+
+    /// The primary choice's stream: its first output, its gaps and their tokens, and its
+    /// output tokens (the request's with one choice). `None` when not streamed, and with
+    /// several choices when the gap counts are not known (links carry none) or do not add up.
+    fn primary_stream(&self) -> Option<PrimaryStream<'_>> {
+        if !self.streamed {
+            return None;
+        }
+        if self.choices.len() < 2 {
+            return Some(PrimaryStream {
+                first_ms: self.ttft_ms?,
+                gaps: &self.itl_ms,
+                gap_tokens: &self.gap_tokens,
+                tokens: Some(self.output_tokens),
+            });
+        }
+        let counts = self.choice_gap_counts()?;
+        let at = self
+            .choices
+            .iter()
+            .position(|c| c.first_token_ms.is_some())?;
+        let from: usize = counts[..at].iter().sum();
+        let to = from + counts[at];
+        let primary = &self.choices[at];
+        Some(PrimaryStream {
+            first_ms: primary.first_token_ms?,
+            gaps: &self.itl_ms[from..to],
+            gap_tokens: self.gap_tokens.get(from..to).unwrap_or_default(),
+            tokens: primary.output_tokens,
+        })
+    }
+
     /// Per-token ITL samples: each gap divided by the tokens its arrival carried, where known.
     pub fn per_token_itl(&self) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.itl_ms.len());
@@ -432,6 +521,17 @@ impl RequestMetrics {
         Some(self.meaningful_ms? - first_answer)
     }
 
+    /// Each choice's number of gaps in [`Self::itl_ms`], in order, when every one is known
+    /// and they add up to its length.
+    fn choice_gap_counts(&self) -> Option<Vec<usize>> {
+        let counts: Vec<usize> = self
+            .choices
+            .iter()
+            .map(|c| c.gaps.map(|g| g as usize))
+            .collect::<Option<_>>()?;
+        (counts.iter().sum::<usize>() == self.itl_ms.len()).then_some(counts)
+    }
+
     /// Where each choice's gaps begin in [`Self::per_token_itl`] (offsets, ascending, the
     /// first 0), for a request that streamed several choices whose gap counts are known;
     /// `None` otherwise (one choice: its gaps are all one sequence).
@@ -439,14 +539,7 @@ impl RequestMetrics {
         if self.choices.len() < 2 {
             return None;
         }
-        let counts: Vec<usize> = self
-            .choices
-            .iter()
-            .map(|c| c.gaps.map(|g| g as usize))
-            .collect::<Option<_>>()?;
-        if counts.iter().sum::<usize>() != self.itl_ms.len() {
-            return None;
-        }
+        let counts = self.choice_gap_counts()?;
         // The samples each gap becomes, exactly as `extend_per_token_itl` makes them.
         let mut samples = self
             .itl_ms
@@ -464,6 +557,19 @@ impl RequestMetrics {
         }
         Some(starts)
     }
+}
+
+/// One choice's stream, as [`RequestMetrics::primary_stream`] finds it.
+struct PrimaryStream<'a> {
+    /// Its first output (ms from t0).
+    first_ms: f64,
+    /// Its gaps between output arrivals (ms).
+    gaps: &'a [f64],
+    /// The tokens the arrival ending each gap carried, where known (may be shorter than
+    /// `gaps` in reports made before they were kept).
+    gap_tokens: &'a [Option<u32>],
+    /// Its output tokens, when known.
+    tokens: Option<u64>,
 }
 
 /// The first token of each kind, over every choice (ms from t0).

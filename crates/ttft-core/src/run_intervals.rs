@@ -44,11 +44,17 @@ pub enum PerRequest {
     Qoe,
     /// Fluidity miss rate.
     FluidityMiss,
+    /// Time to second token.
+    Ttst,
+    /// Per-user output tokens/s.
+    UserOutputRate,
+    /// Per-user prefill tokens/s.
+    PrefillRate,
 }
 
 impl PerRequest {
     /// Every per-request value.
-    pub const ALL: [PerRequest; 10] = [
+    pub const ALL: [PerRequest; 13] = [
         PerRequest::Ttfb,
         PerRequest::Ttft,
         PerRequest::FirstAnswer,
@@ -59,7 +65,20 @@ impl PerRequest {
         PerRequest::JsonValid,
         PerRequest::Qoe,
         PerRequest::FluidityMiss,
+        PerRequest::Ttst,
+        PerRequest::UserOutputRate,
+        PerRequest::PrefillRate,
     ];
+
+    /// Whether its values seed the run's bootstrap replicates: the values added with issue #32
+    /// (time to second token, per-user rates) do not, so a run keeps the replicates, hence the
+    /// intervals, it had before them.
+    fn seeds(self) -> bool {
+        !matches!(
+            self,
+            PerRequest::Ttst | PerRequest::UserOutputRate | PerRequest::PrefillRate
+        )
+    }
 
     /// The value of a successful request's metrics (the experience scores are not there).
     fn of(self, m: &RequestMetrics) -> Option<f64> {
@@ -72,6 +91,9 @@ impl PerRequest {
             PerRequest::E2e => m.e2e_ms,
             PerRequest::DecodeRate => m.decode_tokens_per_s,
             PerRequest::JsonValid => m.json_valid_ms(),
+            PerRequest::Ttst => m.ttst_ms(),
+            PerRequest::UserOutputRate => m.user_output_tokens_per_s(),
+            PerRequest::PrefillRate => m.prefill_tokens_per_s(),
             PerRequest::Qoe | PerRequest::FluidityMiss => None,
         }
     }
@@ -254,6 +276,7 @@ impl RunSamples {
         let itl = Clusters::new(spans.iter().map(|(a, b)| &gaps[*a..*b]));
         let seed = per_request
             .iter()
+            .filter(|(k, _)| k.seeds())
             .flat_map(|(_, v)| v.iter().take(3).chain(v.last()))
             .fold(seed_of(&report.title) ^ gaps.len() as u64, |h, x| {
                 (h ^ x.to_bits()).wrapping_mul(0x0100_0000_01b3)

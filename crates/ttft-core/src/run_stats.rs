@@ -82,7 +82,7 @@ impl RunStats for Report {
 
     fn aggregates(&self) -> Aggregates {
         match self.shared.as_ref().and_then(|s| s.headline.as_deref()) {
-            Some(headline) => headline.clone(),
+            Some(headline) => with_derived_figures(headline.clone(), self),
             None => statistics(self, true),
         }
     }
@@ -145,6 +145,9 @@ fn statistics(report: &Report, with_experience: bool) -> Aggregates {
         tpot: summary(ok.iter().filter_map(|m| m.tpot_ms)),
         e2e: summary(ok.iter().filter_map(|m| m.e2e_ms)),
         tokens_per_s: summary(ok.iter().filter_map(|m| m.decode_tokens_per_s)),
+        ttst: summary(ok.iter().filter_map(|m| m.ttst_ms())),
+        user_output_tokens_per_s: summary(ok.iter().filter_map(|m| m.user_output_tokens_per_s())),
+        prefill_tokens_per_s: summary(ok.iter().filter_map(|m| m.prefill_tokens_per_s())),
         json_valid: summary(ok.iter().filter_map(|m| m.json_valid_ms())),
         goodput: goodput(&reqs, &run_itl, report.thresholds),
         reasoning_first: ok
@@ -183,6 +186,30 @@ fn statistics(report: &Report, with_experience: bool) -> Aggregates {
             ExperienceSummary::default()
         },
     }
+}
+
+/// A link's headline with the figures links derive on opening rather than carry (time to
+/// second token, per-user rates: from TTFT, gaps and usage) computed from the requests the link
+/// kept; a headline that has them (a report's own) keeps its own. A link that sampled its
+/// requests or their gaps gives these figures of the requests (with gaps) it kept.
+fn with_derived_figures(mut headline: Aggregates, report: &Report) -> Aggregates {
+    if headline.ttst.is_none()
+        && headline.user_output_tokens_per_s.is_none()
+        && headline.prefill_tokens_per_s.is_none()
+    {
+        let ok = || {
+            report
+                .headline_requests()
+                .filter(|r| r.outcome.is_ok())
+                .map(|r| &r.metrics)
+        };
+        headline.ttst = summary(ok().filter_map(RequestMetrics::ttst_ms));
+        headline.user_output_tokens_per_s =
+            summary(ok().filter_map(RequestMetrics::user_output_tokens_per_s));
+        headline.prefill_tokens_per_s =
+            summary(ok().filter_map(RequestMetrics::prefill_tokens_per_s));
+    }
+    headline
 }
 
 /// Failed requests counted by the kind of their outcome; requests the client cut at its own

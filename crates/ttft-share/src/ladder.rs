@@ -217,14 +217,20 @@ fn link_text(bytes: &[u8], format: Format, max_chars: Option<usize>) -> Option<S
 }
 
 /// The headline a link carries: the whole run's statistics when it samples (`whole_stats`,
-/// computed on first use), else the one the report carries (a link's, opened again), if any.
+/// computed on first use) but for the figures the reader derives from the requests
+/// ([`Aggregates::carried_by_links`]), else the one the report carries (a link's, opened
+/// again), if any.
 pub(crate) fn headline(
     report: &Report,
     layout: Layout,
     whole_stats: &OnceCell<Aggregates>,
 ) -> Option<Aggregates> {
     if layout.gap_stride > 1 || layout.request_stride > 1 {
-        Some(whole_stats.get_or_init(|| report.aggregates()).clone())
+        Some(
+            whole_stats
+                .get_or_init(|| report.aggregates().carried_by_links())
+                .clone(),
+        )
     } else {
         report
             .shared

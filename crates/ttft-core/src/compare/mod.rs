@@ -159,6 +159,13 @@ const METRICS: &[(&str, Unit, Better, Pick, Option<Figure>)] = &[
         pct(PerRequest::Meaningful, 50),
     ),
     (
+        "Time to second token P50",
+        Unit::Ms,
+        Better::Lower,
+        |a| p50(a.ttst),
+        pct(PerRequest::Ttst, 50),
+    ),
+    (
         "ITL P50",
         Unit::Ms,
         Better::Lower,
@@ -206,6 +213,20 @@ const METRICS: &[(&str, Unit, Better, Pick, Option<Figure>)] = &[
         Better::Higher,
         |a| p50(a.tokens_per_s),
         pct(PerRequest::DecodeRate, 50),
+    ),
+    (
+        "Per-user output tokens/s P50",
+        Unit::TokensPerS,
+        Better::Higher,
+        |a| p50(a.user_output_tokens_per_s),
+        pct(PerRequest::UserOutputRate, 50),
+    ),
+    (
+        "Per-user prefill tokens/s P50",
+        Unit::TokensPerS,
+        Better::Higher,
+        |a| p50(a.prefill_tokens_per_s),
+        pct(PerRequest::PrefillRate, 50),
     ),
     (
         "Goodput",

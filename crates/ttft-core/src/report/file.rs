@@ -169,17 +169,18 @@ impl Report {
         serde_json::to_string_pretty(self).expect("reports always serialize")
     }
 
-    /// The report as CSV, one row per request (warm-ups included and marked).
+    /// The report as CSV, one row per request (warm-ups included and marked); the time to
+    /// second token and the per-user rates come after `coalesced`, the message last.
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
-            "index,group,level,warmup,outcome,ttfb_ms,ttft_ms,first_answer_ms,meaningful_ms,tpot_ms,e2e_ms,output_tokens,token_source,prompt_tokens,coalesced,message\n",
+            "index,group,level,warmup,outcome,ttfb_ms,ttft_ms,first_answer_ms,meaningful_ms,tpot_ms,e2e_ms,output_tokens,token_source,prompt_tokens,coalesced,ttst_ms,output_per_user_tok_s,prefill_per_user_tok_s,message\n",
         );
         for r in &self.requests {
             let m = &r.metrics;
             let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
             let quoted = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{:?},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{:?},{},{},{},{},{},{}\n",
                 r.index,
                 quoted(&r.group),
                 f(r.level),
@@ -195,6 +196,9 @@ impl Report {
                 m.token_source,
                 m.prompt_tokens.map_or(String::new(), |p| p.to_string()),
                 m.coalesced,
+                f(m.ttst_ms()),
+                f(m.user_output_tokens_per_s()),
+                f(m.prefill_tokens_per_s()),
                 quoted(r.outcome.message().unwrap_or(""))
             ));
         }

@@ -416,6 +416,20 @@ pub struct Aggregates {
     pub e2e: Option<Summary>,
     /// Per-request decode rate.
     pub tokens_per_s: Option<Summary>,
+    /// Time to second token ([`RequestMetrics::ttst_ms`]), over the requests with two output
+    /// arrivals. Share links never carry it in their headline: it is computed from the
+    /// requests on opening (`RunStats::aggregates`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttst: Option<Summary>,
+    /// Per-user output tokens/s ([`RequestMetrics::user_output_tokens_per_s`]); computed on
+    /// opening a link, like [`Aggregates::ttst`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_output_tokens_per_s: Option<Summary>,
+    /// Per-user prefill tokens/s ([`RequestMetrics::prefill_tokens_per_s`]), over the requests
+    /// whose server reported prompt tokens; computed on opening a link, like
+    /// [`Aggregates::ttst`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_tokens_per_s: Option<Summary>,
     /// Time until valid JSON (agent scenarios).
     pub json_valid: Option<Summary>,
     /// Fraction of the judged requests ([`Aggregates::judged`]) that were ok and met the
@@ -481,6 +495,18 @@ impl Aggregates {
     /// The server's failures among the judged requests.
     pub fn failed(&self) -> usize {
         self.errors.values().sum()
+    }
+
+    /// What a share link's headline carries of these aggregates: all but the figures a link
+    /// derives from its requests on opening (time to second token and the per-user rates,
+    /// from TTFT, gaps and usage), so they add no bytes to a link.
+    pub fn carried_by_links(self) -> Self {
+        Self {
+            ttst: None,
+            user_output_tokens_per_s: None,
+            prefill_tokens_per_s: None,
+            ..self
+        }
     }
 }
 

@@ -31,4 +31,5 @@ mod summary_file;
 mod time_slices;
 mod timeline_file;
 mod uncertainty;
+mod user_figures;
 mod votes;

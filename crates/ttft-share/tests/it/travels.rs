@@ -207,3 +207,88 @@ mod timeline_file {
         assert!(own.vantage.is_none() && own.import_notes.is_empty());
     }
 }
+
+mod user_figures {
+    use ttft_core::run_stats::RunStats;
+    use ttft_fixtures::user_figures::run;
+    use ttft_share::ShareOptions;
+
+    fn near(a: Option<f64>, b: Option<f64>, tolerance: f64) -> bool {
+        matches!((a, b), (Some(a), Some(b)) if (a - b).abs() <= tolerance)
+    }
+
+    /// A link carries no byte for the time to second token and the per-user rates: they are
+    /// derived from its TTFT, gaps and usage on opening, each request's within the link's
+    /// precision (0.1 ms here), and the run's headline with them.
+    #[test]
+    fn a_link_derives_the_second_token_and_the_per_user_rates() {
+        let r = run("a", 40, (200.0, 40.0, 20.0), Some(800));
+        let link = ttft_share::encode(&r, &ShareOptions::default());
+        assert_eq!((link.requests_kept, link.gaps_kept_for), (40, 40));
+        let opened = ttft_share::decode(&link.text).unwrap();
+        for (a, b) in r.requests.iter().zip(&opened.requests) {
+            let (a, b) = (&a.metrics, &b.metrics);
+            assert!(
+                near(a.ttst_ms(), b.ttst_ms(), 0.1),
+                "{:?} {:?}",
+                a.ttst_ms(),
+                b.ttst_ms()
+            );
+            let rate = a.user_output_tokens_per_s().unwrap();
+            assert!(near(Some(rate), b.user_output_tokens_per_s(), rate * 1e-3));
+            let prefill = a.prefill_tokens_per_s().unwrap();
+            assert!(near(
+                Some(prefill),
+                b.prefill_tokens_per_s(),
+                prefill * 1e-3
+            ));
+        }
+        let (agg, back) = (r.aggregates(), opened.aggregates());
+        assert!(near(agg.ttst.map(|s| s.p50), back.ttst.map(|s| s.p50), 0.1));
+        assert!(back.user_output_tokens_per_s.is_some() && back.prefill_tokens_per_s.is_some());
+        // Without usage a link has no prefill figure to derive.
+        let bare = run("bare", 10, (200.0, 40.0, 20.0), None);
+        let opened =
+            ttft_share::decode(&ttft_share::encode(&bare, &ShareOptions::default()).text).unwrap();
+        assert_eq!(opened.aggregates().prefill_tokens_per_s, None);
+        assert!(opened.aggregates().ttst.is_some());
+    }
+
+    /// A link that samples carries the whole run's headline without these figures (no new
+    /// bytes); the opened run computes them from the requests it kept.
+    #[test]
+    fn a_sampled_link_computes_them_from_the_requests_it_kept() {
+        let r = run("big", 600, (200.0, 40.0, 20.0), Some(800));
+        let link = ttft_share::encode(
+            &r,
+            &ShareOptions {
+                max_chars: Some(1_500),
+                ..ShareOptions::default()
+            },
+        );
+        assert!(
+            link.gaps_kept_for < 600,
+            "the link sampled: {} requests kept, gaps of {}",
+            link.requests_kept,
+            link.gaps_kept_for
+        );
+        let opened = ttft_share::decode(&link.text).unwrap();
+        let headline = opened.shared.as_ref().and_then(|s| s.headline.as_deref());
+        let headline = headline.expect("a sampled link carries the run's headline");
+        assert_eq!(headline.ttst, None);
+        assert!(headline.ttft.is_some(), "the other figures are carried");
+        let (whole, back) = (r.aggregates(), opened.aggregates());
+        // The kept requests' medians, close to the whole run's.
+        for (a, b) in [
+            (whole.ttst, back.ttst),
+            (
+                whole.user_output_tokens_per_s,
+                back.user_output_tokens_per_s,
+            ),
+            (whole.prefill_tokens_per_s, back.prefill_tokens_per_s),
+        ] {
+            let (a, b) = (a.unwrap().p50, b.unwrap().p50);
+            assert!((a - b).abs() <= 0.1 * a, "{a} vs {b}");
+        }
+    }
+}
