@@ -10,7 +10,8 @@
 //! deadline fluidity, Andes-style reading QoE and reader waits); [`roofline`] bounds; [`compare`] runs side by side; [`import`] result
 //! files of other tools (keeping their own summaries beside ours); [`llmd`] exports a run as llm-d
 //! Benchmark Reports; [`timeline_file`] reads and writes the raw timeline format
-//! (`ttft-timeline/1`) every vantage shares. [`scenario`] plans what a run sends; [`report::file`] owns the report
+//! (`ttft-timeline/1`) every vantage shares. [`scenario`] plans what a run sends, [`trace`] turns production traces (Mooncake, Azure,
+//! BurstGPT) into open-loop plans; [`report::file`] owns the report
 //! format. [`prometheus`] reads a server's `/metrics`, [`server_metrics`] turns a run's scrapes
 //! into series and server-side percentiles, [`first_token`] takes the first token apart. Share
 //! links (a report as a URL) are the `ttft-share` crate's.
@@ -55,6 +56,7 @@ pub mod stats;
 pub mod summary_file;
 pub mod timeline;
 pub mod timeline_file;
+pub mod trace;
 pub mod uncertainty;
 
 pub use dialect::{Dialect, StreamEvent};

@@ -80,6 +80,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "prometheus",
             "server_metrics",
             "scenario",
+            "trace",
         ],
     ),
     // The report model: data, construction and validation, nothing that analyses it.
