@@ -26,5 +26,6 @@ mod server_metrics;
 mod sse;
 mod summary_file;
 mod timeline_file;
+mod trace;
 mod uncertainty;
 mod votes;
