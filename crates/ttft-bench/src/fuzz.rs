@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use serde_json::Value;
+use ttft_core::format::thousands;
 
 /// The executions the fuzzing target asks for, over all targets of one run.
 const TARGET_EXECS: u64 = 10_000_000;
@@ -101,19 +102,6 @@ fn seconds_for_target(targets: &[Value]) -> Option<u64> {
         .filter_map(|t| t["execs_per_sec"].as_f64())
         .sum();
     (rate > 0.0).then(|| (TARGET_EXECS as f64 / rate).ceil() as u64)
-}
-
-/// `n` with commas between thousands (12,345,678).
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

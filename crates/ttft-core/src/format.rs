@@ -1,4 +1,5 @@
-//! How durations are written for people: one rule for the UI, chart labels and sentences.
+//! How durations and counts are written for people: one rule for the UI, chart labels and
+//! sentences.
 
 /// `812 ms`, `3.48 s`, `12.3 ms`, `0.42 ms`; `—` when not finite.
 pub fn ms(x: f64) -> String {
@@ -10,6 +11,19 @@ pub fn ms(x: f64) -> String {
         x if x.abs() >= 10.0 => format!("{x:.1} ms"),
         x => format!("{x:.2} ms"),
     }
+}
+
+/// `n` with commas between thousands: `12,345,678`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A range of durations, the unit written once when both ends share it: `2.62–2.90 s`,

@@ -11,7 +11,7 @@
 //! files of other tools (keeping their own summaries beside ours); [`llmd`] exports a run as llm-d
 //! Benchmark Reports; [`timeline_file`] reads and writes the raw timeline format
 //! (`ttft-timeline/1`) every vantage shares. [`scenario`] plans what a run sends, [`arrivals`] when (load
-//! shapes), [`schedule`] whether the client kept to it; [`report::file`] owns the report
+//! shapes), [`trace`] turns production traces (Mooncake, Azure, BurstGPT) into open-loop plans, [`schedule`] whether the client kept to it; [`report::file`] owns the report
 //! format. [`prometheus`] reads a server's `/metrics`, [`server_metrics`] turns a run's scrapes
 //! into series and server-side percentiles, [`first_token`] takes the first token apart. Share
 //! links (a report as a URL) are the `ttft-share` crate's.
@@ -60,6 +60,7 @@ pub mod summary_file;
 pub mod time_slices;
 pub mod timeline;
 pub mod timeline_file;
+pub mod trace;
 pub mod uncertainty;
 
 pub use dialect::{Dialect, StreamEvent};

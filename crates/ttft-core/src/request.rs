@@ -147,16 +147,7 @@ pub fn build_request(
             )
         }
     };
-    // The top-level sampling fields: the OpenAI styles' and llama.cpp's own (`temperature`,
-    // `seed`, `ignore_eos` are documented `/completion` options).
-    let openai_like = matches!(
-        dialect,
-        None | Some(Dialect::OpenAiChat)
-            | Some(Dialect::OpenAiCompletions)
-            | Some(Dialect::OpenAiResponses)
-            | Some(Dialect::LlamaCppNative)
-    );
-    if openai_like {
+    if takes_sampling_fields(dialect) {
         if let Some(t) = p.temperature {
             body["temperature"] = json!(t);
         }
@@ -177,6 +168,20 @@ pub fn build_request(
         headers,
         body: body.to_string(),
     }
+}
+
+/// Whether [`build_request`] writes the top-level sampling fields `temperature`, `seed` and
+/// `ignore_eos` for `dialect`: the OpenAI styles' and llama.cpp's own (they are documented
+/// `/completion` options); the other APIs have no `ignore_eos`, so their answers may stop
+/// before `max_tokens`.
+pub fn takes_sampling_fields(dialect: Option<Dialect>) -> bool {
+    matches!(
+        dialect,
+        None | Some(Dialect::OpenAiChat)
+            | Some(Dialect::OpenAiCompletions)
+            | Some(Dialect::OpenAiResponses)
+            | Some(Dialect::LlamaCppNative)
+    )
 }
 
 /// How many answers a request body asks for: OpenAI's `n` (llama.cpp's native `n_cmpl`), 1

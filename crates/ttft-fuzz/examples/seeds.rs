@@ -1,8 +1,8 @@
 //! Writes the fuzz targets' seed corpora (`crates/ttft-fuzz/corpus/<target>/`) from the tests'
 //! fixtures: share links of the fixture runs in every link format and the smallest kept links
 //! (an r3 link costs ~40 ms to open whatever its size, its models learning their primers first),
-//! a stream per dialect, the peer tools' result files, timeline files, a report file and the
-//! servers' metrics. Each seed is kept small (arrays cut to two items, JSON lines to three):
+//! a stream per dialect, the peer tools' result files, timeline files, a report file, the
+//! servers' metrics and the trace fixtures. Each seed is kept small (arrays cut to two items, JSON lines to three):
 //! the fuzzer mutates small inputs fastest.
 //!
 //! `cargo run -p ttft-fuzz --example seeds` rewrites the folders; the corpus is committed.
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use ttft_core::report::Report;
 use ttft_core::timeline_file::{Vantage, export};
-use ttft_fixtures::{report_file, timeline_file};
+use ttft_fixtures::{report_file, timeline_file, traces};
 use ttft_fuzz::SEPARATOR;
 use ttft_share::ShareOptions;
 
@@ -22,13 +22,14 @@ type Seeds = Vec<(String, Vec<u8>)>;
 fn main() -> std::io::Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let repo = root.join("../..");
-    let seeds: [(&str, Seeds); 6] = [
+    let seeds: [(&str, Seeds); 7] = [
         ("share_link", share_links(&repo)?),
         ("stream", streams()),
         ("import", imports(&repo)?),
         ("timeline_file", timelines()),
         ("report_file", reports()),
         ("server_metrics", scrapes(&repo)?),
+        ("trace", trace_files()),
     ];
     for (target, files) in seeds {
         let dir = root.join("corpus").join(target);
@@ -309,6 +310,25 @@ fn reports() -> Seeds {
             serde_json::to_vec(&run).expect("a report serializes"),
         ),
     ]
+}
+
+/// The trace fixtures' first three lines, each read as detected (selector byte 0).
+fn trace_files() -> Seeds {
+    [
+        ("mooncake.jsonl", traces::MOONCAKE),
+        ("azure.csv", traces::AZURE),
+        ("burstgpt.csv", traces::BURSTGPT),
+    ]
+    .into_iter()
+    .map(|(seed, name)| {
+        let head: String = traces::read(name)
+            .lines()
+            .take(3)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        (seed.to_owned(), [&[0][..], head.as_bytes()].concat())
+    })
+    .collect()
 }
 
 fn scrapes(repo: &Path) -> std::io::Result<Seeds> {

@@ -1,7 +1,7 @@
 //! Coverage-guided fuzz targets of every parser of untrusted input, one function per parser
 //! family: share links, streams (SSE and NDJSON framing, dialect detection, the recorder and
 //! the request's metrics), imports of other tools' result files, timeline files, report files
-//! (and the llm-d export of what they hold), and server metrics scrapes.
+//! (and the llm-d export of what they hold), server metrics scrapes and production trace files.
 //!
 //! Each target takes arbitrary bytes and must not panic: every outcome of bad input is an
 //! error value (ARCHITECTURE.md, "Bad input is an outcome, not a panic"). The AFL++ binaries
@@ -31,13 +31,14 @@ pub const SEPARATOR: u8 = 0xFF;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target, in the order `cargo xtask fuzz` runs and reports them.
-pub const TARGETS: [Target; 6] = [
+pub const TARGETS: [Target; 7] = [
     ("share_link", share_link),
     ("stream", stream),
     ("import", import),
     ("timeline_file", timeline_file),
     ("report_file", report_file),
     ("server_metrics", server_metrics),
+    ("trace", trace),
 ];
 
 /// The names a multi-file import gives its pieces, in turn: the files of an AIPerf artifact
@@ -225,4 +226,41 @@ pub fn server_metrics(data: &[u8]) {
         scrapes.push(Scrape::new(i as f64 * 1000.0, &text));
     }
     let _ = ServerSeries::from_scrapes(&scrapes, None);
+}
+
+/// A production trace file (Mooncake JSONL, Azure or BurstGPT CSV), read as the format the
+/// first byte chooses (bits 0–1: detected, Mooncake, Azure, BurstGPT), then planned (the first
+/// 64 requests at 10×) with the first prompts built and the expected prefix reuse counted.
+pub fn trace(data: &[u8]) {
+    use ttft_core::trace::{TraceFormat, TracePlanOptions};
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let format = [
+        None,
+        Some(TraceFormat::Mooncake),
+        Some(TraceFormat::Azure),
+        Some(TraceFormat::BurstGpt),
+    ][usize::from(selector & 0b11)];
+    let _ = ttft_core::trace::detect(rest);
+    let Ok(trace) = ttft_core::trace::parse(rest, format) else {
+        return;
+    };
+    let options = TracePlanOptions {
+        speed: 10.0,
+        max_requests: 64,
+        ..TracePlanOptions::default()
+    };
+    if let Ok(plan) = ttft_core::trace::plan(&trace, &options) {
+        let _ = plan.prefix_reuse();
+        // Prompts of at most 20,000 tokens: a longer one is valid, only slow to build.
+        for job in plan
+            .jobs
+            .iter()
+            .filter(|j| j.input_tokens <= 20_000)
+            .take(4)
+        {
+            let _ = job.prompt();
+        }
+    }
 }

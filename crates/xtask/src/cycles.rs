@@ -81,6 +81,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "server_metrics",
             "scenario",
             "arrivals",
+            "trace",
         ],
     ),
     // The report model: data, construction and validation, nothing that analyses it.

@@ -41,13 +41,14 @@ const HANG_MS: &str = "1000";
 
 /// The targets, as `crates/ttft-fuzz/src/lib.rs` `TARGETS` lists them (the folders of its
 /// corpus; a test holds the two lists together).
-pub(crate) const TARGETS: [&str; 6] = [
+pub(crate) const TARGETS: [&str; 7] = [
     "share_link",
     "stream",
     "import",
     "timeline_file",
     "report_file",
     "server_metrics",
+    "trace",
 ];
 
 /// The fuzz crate's folder.

@@ -30,6 +30,7 @@ mod sse;
 mod summary_file;
 mod time_slices;
 mod timeline_file;
+mod trace;
 mod uncertainty;
 mod user_figures;
 mod votes;
