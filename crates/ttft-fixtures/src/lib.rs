@@ -12,8 +12,8 @@ pub mod prompt_cache;
 pub mod report_file;
 pub mod review;
 pub mod timeline_file;
-pub mod user_figures;
 pub mod traces;
+pub mod user_figures;
 
 /// The wall clock (unix ms) the runs' send times count from: a request sent at `t` ms was sent
 /// at `WALL0 + t` by the wall clock.
