@@ -187,6 +187,9 @@ lazy_part! {
             }
         };
         let planned = plan_run(studio, &ep, &sc)?;
+        if let Some(note) = ttft_core::request::ignore_eos_note(&ep.effective_base(), ep.dialect, sc.ignore_eos) {
+            notify(studio, note);
+        }
         let max_concurrency = planned.phases.iter().map(|p| p.concurrency).max().unwrap_or(1) as usize;
         let iso = crate::browser::clock::iso_now();
         let mut live = new_report(studio, &ep, &sc, planned.live_title(&sc, &ep, repeat.as_ref(), &iso));

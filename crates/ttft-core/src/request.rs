@@ -154,7 +154,7 @@ pub fn build_request(
         if let Some(s) = p.seed.filter(|_| dialect != Some(Dialect::OpenAiResponses)) {
             body["seed"] = json!(s);
         }
-        if p.ignore_eos {
+        if p.ignore_eos && !rejects_ignore_eos(&base) {
             body["ignore_eos"] = json!(true);
         }
     }
@@ -182,6 +182,45 @@ pub fn takes_sampling_fields(dialect: Option<Dialect>) -> bool {
             | Some(Dialect::OpenAiResponses)
             | Some(Dialect::LlamaCppNative)
     )
+}
+
+/// Whether `base` is OpenAI's own API (`api.openai.com`, or an Azure OpenAI resource,
+/// `*.openai.azure.com`): it speaks the OpenAI styles but answers 400 "Unrecognized request
+/// argument supplied: ignore_eos", a field only open-source servers (vLLM, SGLang, llama.cpp,
+/// TensorRT-LLM) document. [`build_request`] leaves `ignore_eos` out for it.
+pub fn rejects_ignore_eos(base: &str) -> bool {
+    let rest = base
+        .trim()
+        .split_once("://")
+        .map_or(base.trim(), |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, h)| h)
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    host == "api.openai.com" || host.ends_with(".openai.azure.com")
+}
+
+/// A sentence when the user asked to ignore EOS but the endpoint at `base` with `dialect`
+/// does not take the field: it is not sent, so answers may end before `max_tokens`. `None`
+/// when `ignore_eos` goes out as asked (or was not asked).
+pub fn ignore_eos_note(base: &str, dialect: Option<Dialect>, asked: bool) -> Option<String> {
+    if !asked {
+        return None;
+    }
+    if !takes_sampling_fields(dialect) {
+        let name = dialect.map_or("This API", Dialect::label);
+        return Some(format!(
+            "{name} has no ignore_eos, so it is not sent: answers may end before max_tokens (max_tokens only caps them)"
+        ));
+    }
+    rejects_ignore_eos(base).then(|| {
+        "OpenAI's own API rejects ignore_eos (400 \"Unrecognized request argument\"), so it is not sent: answers may end before max_tokens".to_owned()
+    })
 }
 
 /// How many answers a request body asks for: OpenAI's `n` (llama.cpp's native `n_cmpl`), 1

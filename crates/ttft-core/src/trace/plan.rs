@@ -163,7 +163,8 @@ impl TracePlan {
 /// A sentence when `dialect`'s API cannot ignore EOS, so answers may end before the trace's
 /// output lengths; `None` where `ignore_eos` is sent (the OpenAI styles and llama.cpp: vLLM,
 /// SGLang, llama.cpp and TensorRT-LLM honour it; OpenAI's own API rejects fields it does not
-/// know, so clear `ignore_eos` on the jobs for it).
+/// know, so [`crate::request::build_request`] leaves the field out for it; say so with
+/// [`crate::request::ignore_eos_note`]).
 pub fn eos_note(dialect: Option<Dialect>) -> Option<String> {
     let d = dialect.filter(|d| !takes_sampling_fields(Some(*d)))?;
     Some(format!(

@@ -279,6 +279,33 @@ fn requests_for_each_api_style_and_no_secrets() {
     assert_eq!(b["stream_options"]["continuous_usage_stats"], true);
     assert_eq!(b["ignore_eos"], true);
     assert_eq!(b["cache_prompt"], false);
+    // OpenAI's own API (and Azure OpenAI) answers 400 to ignore_eos: left out, and said.
+    for base in [
+        "https://api.openai.com/v1",
+        "https://API.OpenAI.com:443",
+        "https://my-res.openai.azure.com/openai",
+    ] {
+        let b: serde_json::Value =
+            serde_json::from_str(&build_request(base, None, &p).body).unwrap();
+        assert!(b.get("ignore_eos").is_none(), "{base}");
+        assert_eq!(b["seed"], 1, "{base}: other sampling fields still sent");
+        let note = ttft_core::request::ignore_eos_note(base, None, true).expect(base);
+        assert!(note.contains("not sent"), "{note}");
+    }
+    for base in [
+        "http://api.openai.com.evil.example",
+        "http://localhost:8000/api.openai.com",
+    ] {
+        let b: serde_json::Value =
+            serde_json::from_str(&build_request(base, None, &p).body).unwrap();
+        assert_eq!(b["ignore_eos"], true, "{base}: not OpenAI's host");
+        assert!(ttft_core::request::ignore_eos_note(base, None, true).is_none());
+    }
+    assert!(ttft_core::request::ignore_eos_note("https://api.openai.com", None, false).is_none());
+    assert!(
+        ttft_core::request::ignore_eos_note("http://o:11434", Some(Dialect::OllamaNative), true)
+            .is_some_and(|n| n.contains("Ollama"))
+    );
     let a = build_request("https://api.anthropic.com", Some(Dialect::Anthropic), &p);
     let b: serde_json::Value = serde_json::from_str(&a.body).unwrap();
     assert_eq!(a.url, "https://api.anthropic.com/v1/messages");
