@@ -60,7 +60,7 @@ pub(crate) fn check(root: &Path) -> Result<()> {
 
 /// The crates that must stay sans-IO, and the crates (by name or name prefix) none of them may
 /// build against.
-const SANS_IO: &[&str] = &["ttft-core", "ttft-share"];
+const SANS_IO: &[&str] = &["ttft-core", "ttft-share", "ttft-render"];
 const IO_CRATES: &[&str] = &[
     "leptos",
     "web-sys",
@@ -129,7 +129,7 @@ pub(crate) fn check_sans_io(root: &Path) -> Result<()> {
     }
     eprintln!(
         "    {} build against no web, async or server crate",
-        SANS_IO.join(" and ")
+        SANS_IO.join(", ")
     );
     Ok(())
 }
