@@ -177,6 +177,17 @@ fn per_frame_releases_one_update_per_frame_at_its_end() {
     assert_eq!(out[0].text, "w0 w1 w2 w3 ");
 }
 
+/// `arrivals` smoothed by `smoothing` in 60 Hz frames.
+fn smoothed(arrivals: &[Arrival], smoothing: Smoothing) -> Vec<ttft_render::Release> {
+    release(
+        arrivals,
+        Pacing::Smoothed {
+            smoothing,
+            frame_ms: FRAME_MS,
+        },
+    )
+}
+
 #[test]
 fn smoothing_delays_the_first_token_by_its_buffer_and_removes_the_networks_gaps() {
     // A bursty stream: 30 characters every 100 ms (300 characters/s), 5 s long.
@@ -197,13 +208,7 @@ fn smoothing_delays_the_first_token_by_its_buffer_and_removes_the_networks_gaps(
         prebuffer_ms: 150.0,
         max_lag_ms: 2_000.0,
     };
-    let out = release(
-        &arrivals,
-        Pacing::Smoothed {
-            smoothing,
-            frame_ms: FRAME_MS,
-        },
-    );
+    let out = smoothed(&arrivals, smoothing);
     let first_delay = out[0].at_ms - arrivals[0].at_ms;
     assert!(
         first_delay <= smoothing.prebuffer_ms + FRAME_MS,
@@ -234,13 +239,7 @@ fn smoothing_never_falls_further_behind_than_asked() {
         prebuffer_ms: 0.0,
         max_lag_ms: 300.0,
     };
-    let out = release(
-        &arrivals,
-        Pacing::Smoothed {
-            smoothing: s,
-            frame_ms: FRAME_MS,
-        },
-    );
+    let out = smoothed(&arrivals, s);
     let worst = out
         .iter()
         .map(|r| r.at_ms - r.oldest_arrival_ms)
