@@ -36,6 +36,7 @@ pub mod locust;
 pub mod metrics;
 pub mod naming;
 pub mod openers;
+pub mod paint;
 pub mod pairing;
 pub mod probe;
 pub mod prometheus;

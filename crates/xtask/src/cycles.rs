@@ -82,6 +82,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "scenario",
             "arrivals",
             "trace",
+            "paint",
         ],
     ),
     // The report model: data, construction and validation, nothing that analyses it.

@@ -17,6 +17,7 @@ mod linear;
 mod locust;
 mod naming;
 mod openers;
+mod paint;
 mod peer_files;
 mod probe;
 mod prompt_cache;
