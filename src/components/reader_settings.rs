@@ -211,7 +211,7 @@ pub fn ReaderSettings(
         <section class="reader-settings" data-testid="reader-settings">
             <p class="muted" data-testid="reader-sentence">{sentence}</p>
             <div class="reader-edit">
-                <select data-testid="reader-preset" title="Who reads the stream: the reading figures, the reading chart and the replay's pace follow"
+                <select data-testid="reader-preset" aria-label="who reads the stream" title="Who reads the stream: the reading figures, the reading chart and the replay's pace follow"
                     on:change=move |ev| pick(event_target_value(&ev))>
                     {Preset::ALL.into_iter().map(|p| view! {
                         <option value=p.id() selected=current == Some(p)>{p.label()}</option>

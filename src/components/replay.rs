@@ -189,7 +189,7 @@ pub fn Replay(
             <h3>"Typewriter replay"</h3>
             <div class="replay-controls">
                 <button data-testid="replay-play" on:click=play>"▶ Play"</button>
-                <select on:change=move |ev| speed.set(event_target_value(&ev).parse().unwrap_or(1.0)) prop:value=move || speed.get().to_string()>
+                <select aria-label="replay speed" on:change=move |ev| speed.set(event_target_value(&ev).parse().unwrap_or(1.0)) prop:value=move || speed.get().to_string()>
                     <option value="0.5">"0.5×"</option>
                     <option value="1">"1× (true timing)"</option>
                     <option value="2">"2×"</option>

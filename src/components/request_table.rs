@@ -154,7 +154,7 @@ pub fn RequestTable(
     view! {
         <section>
             <h3>"Requests"</h3>
-            <div class="request-scroll" on:scroll=on_scroll>
+            <div class="request-scroll" tabindex="0" role="region" aria-label="requests, scrollable" on:scroll=on_scroll>
                 <div class="request-sizer" style:height=move || format!("{:.0}px", head_px.get() + n as f64 * row_px.get())>
                     <table class="request-table" data-testid="requests" data-rows=n
                         style:top=move || format!("{:.0}px", range.get().0 as f64 * row_px.get())>

@@ -75,7 +75,7 @@ fn RunItem(
             data-save-ms=move || stored().save_ms.map(|t| format!("{t:.1}"))
             data-encode-ms=move || stored().encode_ms.map(|t| format!("{t:.1}"))
             data-load-ms=move || stored().load_ms.map(|t| format!("{t:.1}"))>
-            <input type="checkbox" title="compare" data-testid="compare-run"
+            <input type="checkbox" title="compare" aria-label=move || format!("compare {}", title()) data-testid="compare-run"
                 prop:checked=move || studio.state.compare().with(|c| c.contains(&id))
                 on:change=move |ev| set_compared(studio, id, event_target_checked(&ev)) />
             <button class="link" data-testid="open-run" title=title on:click=move |_| show_run(studio, id)>{title}</button>

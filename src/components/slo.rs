@@ -104,14 +104,14 @@ pub fn SloPanel(
         <section class="slo" data-testid="slo">
             <h3>"Service-level objectives"</h3>
             <div class="slo-edit">
-                <select data-testid="slo-preset" on:change=move |ev| pick(event_target_value(&ev))>
+                <select data-testid="slo-preset" aria-label="objectives preset" on:change=move |ev| pick(event_target_value(&ev))>
                     {SloSet::presets().into_iter().map(|p| {
                         let selected = p.name == current;
                         view! { <option value=p.name.clone() selected=selected>{format!("{} preset", p.name)}</option> }
                     }).collect_view()}
                     <option value="" selected=SloSet::preset(&current).is_none()>"your own"</option>
                 </select>
-                <input data-testid="slo-input" bind:value=text
+                <input data-testid="slo-input" aria-label="objectives" bind:value=text
                     title="Objectives joined by commas: metric (ttft, itl, e2e, fluidity, qoe), percentile over requests, limit; e.g. ttft p90 <= 1000ms, qoe p10 >= 0.9"
                     on:keydown=move |ev| if ev.key() == "Enter" { apply() } />
                 <button data-testid="slo-apply" on:click=move |_| apply()>"Apply"</button>

@@ -199,6 +199,10 @@ fn browser_suites(tally: &mut Tally) {
         "end-to-end: installable and offline (headless Chromium)",
         e2e_suite("offline"),
     );
+    tally.step(
+        "end-to-end: readable by everyone, axe-core (headless Chromium)",
+        e2e_suite("readable"),
+    );
     match ensure_llama() {
         Ok((server, model)) => {
             tally.step("end-to-end against llama.cpp (real model)", {

@@ -88,7 +88,8 @@ pub(crate) fn locked_wasm_bindgen() -> Result<String> {
 }
 
 /// Installs what is missing to build and test the app: the wasm32 target, trunk,
-/// wasm-bindgen-cli (the pinned version) and the npm packages (echarts, esbuild, binaryen).
+/// wasm-bindgen-cli (the pinned version) and the npm packages (echarts, esbuild, binaryen,
+/// axe-core for the accessibility scan).
 pub(crate) fn ensure_tools() -> Result<()> {
     let t = Instant::now();
     if !output("rustup", &["target", "list", "--installed"])
@@ -117,11 +118,16 @@ pub(crate) fn ensure_tools() -> Result<()> {
             c
         })?;
     }
-    let npm_ok = ["echarts/core.js", ".bin/esbuild", ".bin/wasm-opt"]
-        .iter()
-        .all(|p| root().join("node_modules").join(p).exists());
+    let npm_ok = [
+        "echarts/core.js",
+        ".bin/esbuild",
+        ".bin/wasm-opt",
+        "axe-core/axe.min.js",
+    ]
+    .iter()
+    .all(|p| root().join("node_modules").join(p).exists());
     if !npm_ok {
-        run("npm ci (echarts, esbuild, binaryen)", {
+        run("npm ci (echarts, esbuild, binaryen, axe-core)", {
             let mut c = cmd("npm");
             c.args(["ci", "--no-audit", "--no-fund"]);
             c

@@ -13,12 +13,14 @@ fn trace(updates: &[(usize, f64, f64, f64)]) -> PaintTrace {
         source: PaintSource::FrameEstimate,
         updates: updates
             .iter()
-            .map(|&(text_end, released_ms, painted_ms, render_ms)| PaintedUpdate {
-                text_end,
-                released_ms,
-                painted_ms,
-                render_ms,
-            })
+            .map(
+                |&(text_end, released_ms, painted_ms, render_ms)| PaintedUpdate {
+                    text_end,
+                    released_ms,
+                    painted_ms,
+                    render_ms,
+                },
+            )
             .collect(),
         long_frames: vec![
             LongFrame {
@@ -46,7 +48,12 @@ fn chunk(at_ms: f64, text_end: usize) -> ContentChunk {
 #[test]
 fn figures_follow_each_chunk_to_the_first_paint_that_shows_it() {
     // "Sure! " (6 bytes) is an opener; the meaningful text starts at byte 6.
-    let chunks = [chunk(780.0, 6), chunk(800.0, 12), chunk(820.0, 20), chunk(900.0, 26)];
+    let chunks = [
+        chunk(780.0, 6),
+        chunk(800.0, 12),
+        chunk(820.0, 20),
+        chunk(900.0, 26),
+    ];
     let t = trace(&[
         (6, 781.0, 796.0, 1.0),
         (20, 821.0, 830.0, 2.0), // shows the 2nd and 3rd chunks together
@@ -76,10 +83,24 @@ fn a_paint_before_its_text_arrived_is_refused_and_says_why() {
 fn render_cost_growth_tells_rerendering_all_from_incremental() {
     // Re-rendering all: the cost grows with the text; incremental: flat.
     let growing: Vec<_> = (1..=100)
-        .map(|i| (i * 80, f64::from(i as u32) * 10.0, f64::from(i as u32) * 10.0 + 5.0, 0.05 * i as f64))
+        .map(|i| {
+            (
+                i * 80,
+                f64::from(i as u32) * 10.0,
+                f64::from(i as u32) * 10.0 + 5.0,
+                0.05 * i as f64,
+            )
+        })
         .collect();
     let flat: Vec<_> = (1..=100)
-        .map(|i| (i * 80, f64::from(i as u32) * 10.0, f64::from(i as u32) * 10.0 + 5.0, 0.3))
+        .map(|i| {
+            (
+                i * 80,
+                f64::from(i as u32) * 10.0,
+                f64::from(i as u32) * 10.0 + 5.0,
+                0.3,
+            )
+        })
         .collect();
     assert!(render_cost_growth(&trace(&growing)).unwrap() > 5.0);
     assert!((render_cost_growth(&trace(&flat)).unwrap() - 1.0).abs() < 1e-9);
@@ -96,7 +117,10 @@ fn lag(rng: &mut fastrand::Rng) -> f64 {
 
 #[test]
 fn the_run_lag_intervals_cover_the_true_percentiles() {
-    let (true50, true99) = (8.0 + 1.5f64.exp(), 8.0 + (1.5 + 0.7 * 2.326_347_874_040_840_8f64).exp());
+    let (true50, true99) = (
+        8.0 + 1.5f64.exp(),
+        8.0 + (1.5 + 0.7 * 2.326_347_874_040_840_8f64).exp(),
+    );
     let mut rng = fastrand::Rng::with_seed(31);
     let runs = 1_000;
     let (mut c50, mut c99) = (0, 0);
@@ -104,8 +128,9 @@ fn the_run_lag_intervals_cover_the_true_percentiles() {
         // 8 requests of 60 chunks each, independent here.
         let requests: Vec<_> = (0..8)
             .map(|_| {
-                let chunks: Vec<ContentChunk> =
-                    (1..=60).map(|i| chunk(100.0 * f64::from(i), i as usize * 4)).collect();
+                let chunks: Vec<ContentChunk> = (1..=60)
+                    .map(|i| chunk(100.0 * f64::from(i), i as usize * 4))
+                    .collect();
                 let updates: Vec<_> = chunks
                     .iter()
                     .map(|c| (c.text_end, c.at_ms, c.at_ms + lag(&mut rng), 0.2))
