@@ -1057,7 +1057,11 @@ fn the_rate_chart_draws_planned_against_achieved_with_its_interval() {
     assert!((rate(0, 1) - 2.0).abs() < 0.1, "{}", rate(0, 1));
     assert!((rate(bins.len() - 1, 1) - 1.0).abs() < 0.1);
     assert_eq!(rate(bins.len() - 1, 0), 0.0, "the plan ended at 60 s");
-    assert!(spec.caption.contains("120 planned requests"), "{}", spec.caption);
+    assert!(
+        spec.caption.contains("120 planned requests"),
+        "{}",
+        spec.caption
+    );
     insta::assert_json_snapshot!("report-rate-chart", chart);
     // A closed loop planned nothing: no chart.
     assert!(ttft_charts::rate_chart(&slow_start(), level).is_none());

@@ -51,14 +51,12 @@ pub fn rate_chart(report: &Report, level: f64) -> Option<ChartSpec> {
     let width = bins[0].achieved.end_ms - bins[0].achieved.start_ms;
     let band = level_text(level);
     let bound = |name: String, pick: fn(&RateCompared) -> Option<f64>| {
-        per_bin(&name, &bins, pick)
-            .show_symbol(false)
-            .line_style(
-                LineStyle::new()
-                    .type_(LineStyleType::Dashed)
-                    .width(1)
-                    .color(PALETTE[1]),
-            )
+        per_bin(&name, &bins, pick).show_symbol(false).line_style(
+            LineStyle::new()
+                .type_(LineStyleType::Dashed)
+                .width(1)
+                .color(PALETTE[1]),
+        )
     };
     let sent: usize = bins.iter().map(|b| b.achieved.sends).sum();
     let outside = bins
