@@ -92,6 +92,16 @@ fn json(spec: &ChartSpec) -> Value {
     serde_json::from_str(&spec.options_json()).unwrap()
 }
 
+/// The names of a chart's series, in order.
+fn series_names(chart: &Value) -> Vec<&str> {
+    chart["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect()
+}
+
 fn find<'a>(charts: &'a [ChartSpec], id: &str) -> &'a ChartSpec {
     charts.iter().find(|c| c.id == id).unwrap_or_else(|| {
         panic!(
@@ -642,12 +652,7 @@ fn the_reading_chart_marks_where_the_median_request_kept_its_reader_waiting() {
         spec.caption
     );
     let j = json(spec);
-    let names: Vec<&str> = j["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names = series_names(&j);
     assert_eq!(names, ["delivered", "read", "expected"]);
     // The wait is drawn on the reader's flat step, at 2.5 s of reading.
     let marks = &j["series"][1]["markLine"]["data"];
@@ -906,12 +911,7 @@ fn compared_ttft_cdfs_carry_each_runs_band_at_the_comparisons_level() {
     let spec = find(&charts, "cmp-ttft-cdf");
     assert!(spec.caption.contains("99 % band of the whole curve (DKW)"));
     let j = json(spec);
-    let names: Vec<&str> = j["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names = series_names(&j);
     assert_eq!(
         names,
         [
@@ -1024,12 +1024,7 @@ fn the_rate_chart_draws_planned_against_achieved_with_its_interval() {
     let spec = ttft_charts::rate_chart(&r, level).expect("a planned run has a rate chart");
     assert_eq!(spec.id, "rate-chart");
     let chart = json(&spec);
-    let names: Vec<&str> = chart["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names = series_names(&chart);
     assert_eq!(
         names,
         [

@@ -997,7 +997,8 @@ fn interval_ms(range: &str) -> Result<(f64, f64)> {
 
 /// Runs an open-loop run from the UI against the reference endpoint: `requests` requests of
 /// `model` at `rate` req/s (Poisson arrivals, or the load shape chosen on the form before),
-/// 24 tokens each, up to 32 in flight so a lane is free at each planned send; waits for it.
+/// 16 tokens each, up to 64 in flight so that a lane is free at each planned send (the
+/// client keeps to the plan, and the achieved rate is the server's doing); waits for it.
 pub async fn run_open_loop(
     c: &Client,
     model: &str,
@@ -1007,8 +1008,8 @@ pub async fn run_open_loop(
 ) -> Result<()> {
     set_field(c, "model", model).await?;
     set_field(c, "requests", &requests.to_string()).await?;
-    set_field(c, "concurrency", "32").await?;
-    set_field(c, "max-tokens", "24").await?;
+    set_field(c, "concurrency", "64").await?;
+    set_field(c, "max-tokens", "16").await?;
     set_field(c, "rate", &rate.to_string()).await?;
     click(c, "start-run").await?;
     wait_run_complete(c, secs).await

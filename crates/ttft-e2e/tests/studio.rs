@@ -1872,7 +1872,7 @@ fn core_over_time(
     (slices, steady)
 }
 
-/// A Poisson run (20 req/s, 150 requests, `sim-fast`) shows its planned vs achieved rate and
+/// A Poisson run (10 req/s, 120 requests, `sim-fast`: within what it serves without queueing) shows its planned vs achieved rate and
 /// its figures per time window (≥ 3 windows, as the core cuts them); the steady-state choice
 /// puts the core's steady headline in place (or says why there is none) and back; the summary
 /// JSON carries the windows; the run's share link shows the same in a fresh browser.
@@ -1882,7 +1882,7 @@ async fn an_open_loop_run_shows_planned_vs_achieved_rate_and_its_time_slices() -
 {
     let session = open_studio().await?;
     let c = &session.client;
-    run_open_loop(c, "sim-fast", 20.0, 150, 120).await?;
+    run_open_loop(c, "sim-fast", 10.0, 120, 120).await?;
     let seen = over_time(c, 30).await?;
     assert_eq!(
         seen.rate_series[..2],
