@@ -1,6 +1,6 @@
 //! A run's files, built on click and downloaded: the report as JSON or CSV, its summary (every
 //! headline figure with its interval at the user's confidence level, recomputed: the report
-//! file keeps none), its timeline (every request's raw bytes and times, in the format Locust's
+//! file keeps none) and its figures per time window, its timeline (every request's raw bytes and times, in the format Locust's
 //! workers write), llm-d Benchmark Reports (one per load point), and a `locustfile.py` of the
 //! current settings for more load than one browser.
 
@@ -138,5 +138,15 @@ pub fn export_summary_json(report: &Report, level: f64) {
         &format!("{}-summary.json", file_stem(report)),
         "application/json",
         &ttft_core::summary_file::summary_json(report, level),
+    );
+}
+
+/// Downloads the run's figures per time window as CSV, intervals at `level`
+/// ([`ttft_core::summary_file::windows_csv`]).
+pub fn export_windows_csv(report: &Report, level: f64) {
+    download(
+        &format!("{}-windows.csv", file_stem(report)),
+        "text/csv",
+        &ttft_core::summary_file::windows_csv(report, level),
     );
 }

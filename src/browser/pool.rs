@@ -196,13 +196,16 @@ impl Shared {
             .jobs
             .into_iter()
             .map(|job| {
-                let (job, spec) = self.prepare(job);
+                let (mut job, spec) = self.prepare(job);
                 let at_ms = job.planned_ms.or_else(|| {
                     (phase.rate_per_s > 0.0).then(|| {
                         at += poisson_gap_ms(phase.rate_per_s, js_sys::Math::random());
                         at
                     })
                 });
+                // A Poisson arrival is a plan too: recorded, for the schedule lag and the
+                // planned-vs-achieved rate.
+                job.planned_ms = at_ms;
                 (job, Queued { spec, at_ms })
             })
             .unzip();
@@ -287,7 +290,7 @@ pub async fn run_phases(mut plan: RunPlan, handle: RunHandle, on_batch: OnBatch)
             );
             async move {
                 while !shared.handle.is_cancelled() {
-                    let Some(job) = queue.borrow_mut().pop_front() else {
+                    let Some(mut job) = queue.borrow_mut().pop_front() else {
                         break;
                     };
                     // The core's planned send, else Poisson arrivals at the phase's rate
@@ -300,6 +303,7 @@ pub async fn run_phases(mut plan: RunPlan, handle: RunHandle, on_batch: OnBatch)
                             at
                         })
                     });
+                    job.planned_ms = planned;
                     if let Some(at) = planned {
                         let wait = phase_start + at - now();
                         if wait > 0.0 {

@@ -16,6 +16,7 @@ pub mod endpoint_panel;
 pub mod guide;
 pub mod offline;
 pub mod openers;
+pub mod rate_chart;
 pub mod reader_settings;
 pub mod replay;
 pub mod report_view;
@@ -29,6 +30,7 @@ pub mod server_view;
 pub mod slo;
 pub mod source_summary;
 pub mod status_bar;
+pub mod time_slices;
 
 /// A part of the page whose code loads when it is first shown: in the release build (feature
 /// `split`) the functions that build it are lazy parts ([`crate::lazy`]), a wasm module of

@@ -364,6 +364,9 @@ fn ShareBox(
             <button class="link" data-testid="export-summary-json" on:click=summary(export::export_summary_json, &report)
                 title="Every headline figure with its interval at the chosen confidence level, in an intervals object">"Summary JSON"</button>
             " · "
+            <button class="link" data-testid="export-windows" on:click=summary(export::export_windows_csv, &report)
+                title="The run's figures per time window (TTFT and ITL P50/P99 with intervals, output tokens/s, requests in flight), one row a window">"Windows CSV"</button>
+            " · "
             <button class="link" data-testid="export-llmd" on:click=export_llmd
                 title="llm-d Benchmark Report v0.2: one file per load point (benchmark_report_v0.2,_….yaml, JSON inside), as llm-d-benchmark's analysis reads them; no API key or header">"llm-d report (v0.2)"</button>
             // The raw bytes and times of every request that kept them (runs measured here, or
@@ -452,6 +455,8 @@ fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView
     view! {
         <Findings report=r.clone() agg=agg.clone() server=server.clone() />
         <crate::components::schedule_lag::ScheduleLagFigure report=r.clone() />
+        <crate::components::rate_chart::RateChart report=r.clone() />
+        <crate::components::time_slices::TimeSlicesView report=r.clone() />
         <crate::components::server_view::ServerView report=r.clone() agg=agg.clone() series=server />
         <crate::components::charts::ChartGrid specs=chart_specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=Some(score_slo) />
         <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
@@ -512,6 +517,14 @@ fn tiles_of(
     Tiles(rows.into())
 }
 
+/// The headline of a run restricted to its steady state (the warm-up before it left out).
+fn steady_headline(r: Arc<Report>) -> AnyView {
+    let agg = r.aggregates();
+    let experience = RwSignal::new(Some(agg.experience.clone()));
+    let tiles = tiles_of(&r, &agg, true, experience);
+    view! { <Headline agg=agg experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines tiles=tiles /> }.into_any()
+}
+
 /// The report of a run (see [`ReportBody`]).
 fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
     let started = crate::browser::clock::now_ms();
@@ -532,6 +545,18 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
         fill_after_paint(experience, move || r.experience_summary());
     }
     let tiles = tiles_of(&r, &agg, complete, experience);
+    // The steady-state choice of this view (not saved): the headline is the steady state's
+    // while it is on.
+    let steady = complete.then(crate::components::time_slices::SteadyChoice::provide);
+    let headline_view = {
+        let (r, agg) = (Arc::clone(&r), agg.clone());
+        move || {
+            match steady.and_then(|s| s.headline_report(&r)) {
+            Some(steady) => steady_headline(steady),
+            None => view! { <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines tiles=tiles /> }.into_any(),
+        }
+        }
+    };
     view! {
     <article class="report" data-testid="report">
         <h2 data-testid="report-title">{r.title.clone()}</h2>
@@ -573,7 +598,8 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
             )}</p>
         })}
         <crate::components::openers::RunOpeners report=r.clone() />
-        <Headline agg=agg.clone() experience=experience.into() reading=r.experience.reading deadlines=r.experience.deadlines tiles=tiles />
+        {complete.then(|| view! { <crate::components::time_slices::SteadyStateChoice report=r.clone() /> })}
+        {headline_view}
         {complete.then(|| view! { <crate::components::reader_settings::ReaderSettings config=r.experience carried=headline /> })}
         <Groups agg=agg.clone() />
         {r.source_summary.clone().map(|s| view! { <crate::components::source_summary::SourceSummaryTable summary=s /> })}

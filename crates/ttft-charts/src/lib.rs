@@ -22,7 +22,7 @@ mod style;
 pub use charming::Chart;
 pub use compare::compare_charts;
 pub use report::{
-    load_charts, report_charts, report_charts_before_slo, report_charts_with_slo,
+    load_charts, rate_chart, report_charts, report_charts_before_slo, report_charts_with_slo,
     time_slices_charts,
 };
 

@@ -92,6 +92,16 @@ fn json(spec: &ChartSpec) -> Value {
     serde_json::from_str(&spec.options_json()).unwrap()
 }
 
+/// The names of a chart's series, in order.
+fn series_names(chart: &Value) -> Vec<&str> {
+    chart["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect()
+}
+
 fn find<'a>(charts: &'a [ChartSpec], id: &str) -> &'a ChartSpec {
     charts.iter().find(|c| c.id == id).unwrap_or_else(|| {
         panic!(
@@ -642,12 +652,7 @@ fn the_reading_chart_marks_where_the_median_request_kept_its_reader_waiting() {
         spec.caption
     );
     let j = json(spec);
-    let names: Vec<&str> = j["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names = series_names(&j);
     assert_eq!(names, ["delivered", "read", "expected"]);
     // The wait is drawn on the reader's flat step, at 2.5 s of reading.
     let marks = &j["series"][1]["markLine"]["data"];
@@ -906,12 +911,7 @@ fn compared_ttft_cdfs_carry_each_runs_band_at_the_comparisons_level() {
     let spec = find(&charts, "cmp-ttft-cdf");
     assert!(spec.caption.contains("99 % band of the whole curve (DKW)"));
     let j = json(spec);
-    let names: Vec<&str> = j["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names = series_names(&j);
     assert_eq!(
         names,
         [
@@ -999,4 +999,65 @@ fn a_run_over_time_draws_its_windows_and_marks_the_steady_state() {
     assert!(ttft_charts::time_slices_charts(&empty, None).is_empty());
     let unmarked = ttft_charts::time_slices_charts(&slices, None);
     assert!(mark_values(&json(&unmarked[0])["series"][0], "xAxis").is_empty());
+}
+
+/// `slow_start`'s 120 requests planned at 2 a second for a minute, sent on time for the first
+/// 30 s; then the client keeps only one a second (each half a second later than the last).
+fn fell_behind() -> Report {
+    let mut r = slow_start();
+    for (i, q) in r.requests.iter_mut().enumerate() {
+        let planned = i as f64 * 500.0;
+        q.planned_ms = Some(planned);
+        q.start_ms = if i < 60 {
+            planned + 2.0
+        } else {
+            30_000.0 + (i - 60) as f64 * 1000.0
+        };
+    }
+    r
+}
+
+#[test]
+fn the_rate_chart_draws_planned_against_achieved_with_its_interval() {
+    let level = ttft_core::uncertainty::DEFAULT_LEVEL;
+    let r = fell_behind();
+    let spec = ttft_charts::rate_chart(&r, level).expect("a planned run has a rate chart");
+    assert_eq!(spec.id, "rate-chart");
+    let chart = json(&spec);
+    let names = series_names(&chart);
+    assert_eq!(
+        names,
+        [
+            "planned",
+            "achieved",
+            "achieved · 95 % interval, low",
+            "achieved · 95 % interval, high"
+        ]
+    );
+    // The core's bins, drawn as they are: the plan's rate and the achieved rate with its bounds.
+    let bins = ttft_core::schedule::rate_chart(&r, 5_000.0, level);
+    let r3 = |x: f64| Some((x * 1e3).round() / 1e3);
+    let planned = chart["series"][0]["data"].as_array().unwrap();
+    let achieved = chart["series"][1]["data"].as_array().unwrap();
+    assert_eq!(planned.len(), bins.len());
+    for (k, b) in bins.iter().enumerate() {
+        assert_eq!(planned[k][1].as_f64(), r3(b.planned_per_s));
+        assert_eq!(achieved[k][1].as_f64(), r3(b.achieved.per_s));
+        let i = b.achieved.interval.unwrap();
+        assert_eq!(chart["series"][2]["data"][k][1].as_f64(), r3(i.lo));
+        assert_eq!(chart["series"][3]["data"][k][1].as_f64(), r3(i.hi));
+    }
+    // On time at 2/s first; behind later, where the achieved rate is 1/s while the plan has ended.
+    let rate = |k: usize, series: usize| chart["series"][series]["data"][k][1].as_f64().unwrap();
+    assert!((rate(0, 1) - 2.0).abs() < 0.1, "{}", rate(0, 1));
+    assert!((rate(bins.len() - 1, 1) - 1.0).abs() < 0.1);
+    assert_eq!(rate(bins.len() - 1, 0), 0.0, "the plan ended at 60 s");
+    assert!(
+        spec.caption.contains("120 planned requests"),
+        "{}",
+        spec.caption
+    );
+    insta::assert_json_snapshot!("report-rate-chart", chart);
+    // A closed loop planned nothing: no chart.
+    assert!(ttft_charts::rate_chart(&slow_start(), level).is_none());
 }

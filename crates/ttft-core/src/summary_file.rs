@@ -5,6 +5,13 @@
 //! ttft_p50_hi_ms, ttft_p50_needs, …, confidence_level`), [`summary_json`] the same figures
 //! with an `intervals` object. Nothing here is stored: the report file keeps no interval, so
 //! a report opened from a file or a link has them recomputed.
+//!
+//! **Per window.** The run's time slices ([`crate::time_slices`], windows of the length it
+//! picks) go with it: [`summary_json`] holds a `windows` array and the `steady_state` found (or
+//! why there is none), [`windows_csv`] the same windows one row each. Each window has its start
+//! and end (ms from the run's start), its requests, TTFT and per-gap ITL P50 and P99 with their
+//! interval bounds (`_lo`, `_hi`) or the requests an interval needs (`_needs`), output tokens
+//! per second and requests in flight ([`window_columns`]).
 
 use serde_json::{Map, Value, json};
 
@@ -12,6 +19,7 @@ use crate::report::{Aggregates, Report};
 use crate::run_intervals::{Figure, PerRequest, RunSamples, Share};
 use crate::run_stats::RunStats;
 use crate::stats::Summary;
+use crate::time_slices::{TimeSlices, TimeWindow, steady_state, time_slices};
 use crate::uncertainty::{Estimate, sane_level};
 
 /// What a figure's numbers are.
@@ -466,6 +474,17 @@ pub fn summary_json(report: &Report, level: f64) -> String {
         };
         intervals.insert(r.column(), entry);
     }
+    let slices = time_slices(report, None, level);
+    let steady = match steady_state(&slices) {
+        Ok(s) => json!({
+            "start_ms": s.start_ms,
+            "end_ms": s.end_ms,
+            "first_window": s.first_window,
+            "excluded_requests": s.excluded_requests,
+            "sentence": s.sentence(),
+        }),
+        Err(why) => json!({ "none": why.to_string() }),
+    };
     let out = json!({
         "title": report.title,
         "model": report.endpoint.model,
@@ -473,6 +492,144 @@ pub fn summary_json(report: &Report, level: f64) -> String {
         "confidence_level": level,
         "figures": Value::Object(figures),
         "intervals": Value::Object(intervals),
+        "window_ms": slices.window_ms,
+        "windows": windows_json(&slices),
+        "steady_state": steady,
     });
     serde_json::to_string_pretty(&out).expect("a summary always serializes")
+}
+
+/// A window's figure as a value: a count or a number (`None`: the window has none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell {
+    /// A count.
+    Count(usize),
+    /// A number.
+    Number(Option<f64>),
+}
+
+/// An estimate's value, interval bounds and the requests an interval needs, as four columns
+/// named `{key}{unit}`, `{key}_lo{unit}`, `{key}_hi{unit}`, `{key}_needs`.
+fn estimate_columns(key: &str, unit: &str, e: Option<Estimate>) -> [(String, Cell); 4] {
+    let i = e.and_then(|e| e.interval);
+    [
+        (format!("{key}{unit}"), Cell::Number(e.map(|e| e.value))),
+        (format!("{key}_lo{unit}"), Cell::Number(i.map(|i| i.lo))),
+        (format!("{key}_hi{unit}"), Cell::Number(i.map(|i| i.hi))),
+        (
+            format!("{key}_needs"),
+            match e.and_then(|e| e.needs) {
+                Some(n) if i.is_none() => Cell::Count(n),
+                _ => Cell::Number(None),
+            },
+        ),
+    ]
+}
+
+/// A window's columns, in order: `window`, `start_ms`, `end_ms`, `requests` (sent in it),
+/// `measured` (headline requests sent in it, the latency figures' sample), `failed`,
+/// `completed`, TTFT P50 and P99 and per-gap ITL P50 and P99 (each with `_lo`, `_hi`,
+/// `_needs`), `output_tokens_per_s`, `in_flight_mean`, `in_flight_max`.
+pub fn window_columns(w: &TimeWindow) -> Vec<(String, Cell)> {
+    let mut out = vec![
+        ("window".to_owned(), Cell::Count(w.index)),
+        ("start_ms".to_owned(), Cell::Number(Some(w.start_ms))),
+        ("end_ms".to_owned(), Cell::Number(Some(w.end_ms))),
+        ("requests".to_owned(), Cell::Count(w.started)),
+        ("measured".to_owned(), Cell::Count(w.measured)),
+        ("failed".to_owned(), Cell::Count(w.failed)),
+        ("completed".to_owned(), Cell::Count(w.completed)),
+    ];
+    out.extend(estimate_columns("ttft_p50", "_ms", w.ttft_p50));
+    out.extend(estimate_columns("ttft_p99", "_ms", w.ttft_p99));
+    out.extend(estimate_columns("itl_p50", "_ms", w.itl_p50));
+    out.extend(estimate_columns("itl_p99", "_ms", w.itl_p99));
+    out.extend([
+        (
+            "output_tokens_per_s".to_owned(),
+            Cell::Number(w.output_tokens_per_s()),
+        ),
+        (
+            "in_flight_mean".to_owned(),
+            Cell::Number(Some(w.in_flight_mean)),
+        ),
+        (
+            "in_flight_max".to_owned(),
+            Cell::Count(w.in_flight_max as usize),
+        ),
+    ]);
+    out
+}
+
+/// The windows as a JSON array of objects ([`window_columns`]; `null` where a window has no
+/// figure).
+pub fn windows_json(slices: &TimeSlices) -> Value {
+    Value::Array(
+        slices
+            .windows
+            .iter()
+            .map(|w| {
+                Value::Object(
+                    window_columns(w)
+                        .into_iter()
+                        .map(|(k, c)| {
+                            let v = match c {
+                                Cell::Count(n) => json!(n),
+                                Cell::Number(x) => json!(x.filter(|x| x.is_finite())),
+                            };
+                            (k, v)
+                        })
+                        .collect(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The run's time slices as CSV ([`window_columns`], one row a window; empty cells where a
+/// window has no figure), intervals at `level`, windows of the length [`time_slices`] picks.
+pub fn windows_csv(report: &Report, level: f64) -> String {
+    let slices = time_slices(report, None, sane_level(level));
+    let head = slices
+        .windows
+        .first()
+        .map_or_else(|| window_columns(&empty_window()), window_columns);
+    let mut out = head
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    out.push('\n');
+    for w in &slices.windows {
+        let cells: Vec<String> = window_columns(w)
+            .into_iter()
+            .map(|(_, c)| match c {
+                Cell::Count(n) => n.to_string(),
+                Cell::Number(x) => number(x),
+            })
+            .collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// A window without requests, for the header of a run without windows.
+fn empty_window() -> TimeWindow {
+    TimeWindow {
+        index: 0,
+        start_ms: 0.0,
+        end_ms: 0.0,
+        started: 0,
+        measured: 0,
+        failed: 0,
+        ttft_p50: None,
+        ttft_p99: None,
+        itl_p50: None,
+        itl_p99: None,
+        completed: 0,
+        output_tokens: 0.0,
+        in_flight_mean: 0.0,
+        in_flight_max: 0,
+    }
 }

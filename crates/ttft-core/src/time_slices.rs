@@ -553,10 +553,16 @@ pub fn steady_state(slices: &TimeSlices) -> Result<SteadyState, NoSteadyState> {
 }
 
 /// A copy of the run whose headline is its steady state: the requests sent before it marked
-/// as warm-up (kept, out of the statistics), as [`mark_warmup`] does.
+/// as warm-up (kept, out of the statistics), as [`mark_warmup`] does. A share link's carried
+/// headline (the whole run's, [`crate::report::SharedFrom::headline`]) goes when a request is
+/// left out, so the headline is computed from the steady requests the link kept.
 pub fn restrict_to_steady(report: &Report, steady: &SteadyState) -> Report {
     let mut out = report.clone();
-    mark_warmup(&mut out.requests, steady.warmup());
+    if mark_warmup(&mut out.requests, steady.warmup()) > 0
+        && let Some(shared) = out.shared.as_mut()
+    {
+        shared.headline = None;
+    }
     out
 }
 

@@ -995,6 +995,97 @@ fn interval_ms(range: &str) -> Result<(f64, f64)> {
     Ok((lo_ms, hi_ms))
 }
 
+/// Runs an open-loop run from the UI against the reference endpoint: `requests` requests of
+/// `model` at `rate` req/s (Poisson arrivals, or the load shape chosen on the form before),
+/// 16 tokens each, up to 64 in flight so that a lane is free at each planned send (the
+/// client keeps to the plan, and the achieved rate is the server's doing); waits for it.
+pub async fn run_open_loop(
+    c: &Client,
+    model: &str,
+    rate: f64,
+    requests: usize,
+    secs: u64,
+) -> Result<()> {
+    set_field(c, "model", model).await?;
+    set_field(c, "requests", &requests.to_string()).await?;
+    set_field(c, "concurrency", "64").await?;
+    set_field(c, "max-tokens", "16").await?;
+    set_field(c, "rate", &rate.to_string()).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, secs).await
+}
+
+/// What the report of an open-loop run shows of its time: the planned-vs-achieved rate chart's
+/// series, the time-slices charts and the per-window table.
+#[derive(Debug, Clone)]
+pub struct OverTime {
+    /// The rate chart's series names (`planned`, `achieved`, its interval's bounds).
+    pub rate_series: Vec<String>,
+    /// The time-slices charts drawn (ids).
+    pub slice_charts: Vec<String>,
+    /// The per-window table's rows, each row's cells as text.
+    pub windows: Vec<Vec<String>>,
+}
+
+/// Waits (up to `secs`) for the report's rate chart and time slices to be drawn and reads them.
+/// Fails when either is missing, or the run has too few windows for the table (the page's
+/// reason in the error).
+pub async fn over_time(c: &Client, secs: u64) -> Result<OverTime> {
+    let (rate, _) = drawn_charts(c, "rate-chart-grid", secs).await?;
+    if rate != ["rate-chart"] {
+        bail!("the rate grid holds {rate:?}");
+    }
+    let series = c
+        .find(Locator::Css("[data-testid=rate-chart]"))
+        .await?
+        .attr("data-series")
+        .await?
+        .unwrap_or_default();
+    if let Ok(why) = c.find(Locator::Css("[data-testid=time-slices-why]")).await {
+        bail!("no time slices: {}", why.text().await?);
+    }
+    let (slice_charts, _) = drawn_charts(c, "time-slices-charts", secs).await?;
+    let windows = c
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=time-slices-table] tbody tr')]
+                 .map(tr => [...tr.cells].map(td => td.textContent));",
+            vec![],
+        )
+        .await?;
+    let windows = serde_json::from_value(windows)?;
+    Ok(OverTime {
+        rate_series: series.split('|').map(str::to_owned).collect(),
+        slice_charts,
+        windows,
+    })
+}
+
+/// The text the download button `testid` saves (its file name and contents): the page's
+/// download link is caught as it is clicked and its blob read back.
+pub async fn downloaded(c: &Client, testid: &str) -> Result<(String, String)> {
+    let v = c
+        .execute_async(
+            "const [testid, done] = arguments;
+             const click = HTMLAnchorElement.prototype.click;
+             HTMLAnchorElement.prototype.click = function () {
+               if (!this.href.startsWith('blob:')) return click.call(this);
+               HTMLAnchorElement.prototype.click = click;
+               fetch(this.href).then(r => r.text())
+                 .then(text => done({ name: this.download, text }), e => done({ error: String(e) }));
+             };
+             document.querySelector(`[data-testid=${testid}]`).click();",
+            vec![serde_json::json!(testid)],
+        )
+        .await?;
+    if let Some(e) = v.get("error") {
+        bail!("the download of {testid} failed: {e}");
+    }
+    Ok((
+        v["name"].as_str().unwrap_or_default().to_owned(),
+        v["text"].as_str().context("no downloaded text")?.to_owned(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

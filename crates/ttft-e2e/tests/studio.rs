@@ -1857,3 +1857,128 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> 
     }
     Ok(())
 }
+
+/// The open-loop run's report as saved, and what the core makes of its time: the run's time
+/// slices and steady state at the default level (the studio's unless changed).
+fn core_over_time(
+    report: &ttft_core::report::Report,
+) -> (
+    ttft_core::time_slices::TimeSlices,
+    Result<ttft_core::time_slices::SteadyState, ttft_core::time_slices::NoSteadyState>,
+) {
+    use ttft_core::time_slices::{steady_state, time_slices};
+    let slices = time_slices(report, None, ttft_core::uncertainty::DEFAULT_LEVEL);
+    let steady = steady_state(&slices);
+    (slices, steady)
+}
+
+/// A Poisson run (10 req/s, 120 requests, `sim-fast`: within what it serves without queueing) shows its planned vs achieved rate and
+/// its figures per time window (≥ 3 windows, as the core cuts them); the steady-state choice
+/// puts the core's steady headline in place (or says why there is none) and back; the summary
+/// JSON carries the windows; the run's share link shows the same in a fresh browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn an_open_loop_run_shows_planned_vs_achieved_rate_and_its_time_slices() -> anyhow::Result<()>
+{
+    let session = open_studio().await?;
+    let c = &session.client;
+    run_open_loop(c, "sim-fast", 10.0, 120, 120).await?;
+    let seen = over_time(c, 30).await?;
+    assert_eq!(
+        seen.rate_series[..2],
+        ["planned".to_owned(), "achieved".to_owned()],
+        "{:?}",
+        seen.rate_series
+    );
+    assert_eq!(
+        seen.slice_charts,
+        ["slices-latency", "slices-throughput", "slices-in-flight"]
+    );
+    let report = saved_runs(c).await?.remove(0);
+    assert!(
+        report.measured().all(|r| r.planned_ms.is_some()),
+        "every Poisson arrival is planned"
+    );
+    let (slices, steady) = core_over_time(&report);
+    assert!(seen.windows.len() >= 3, "{} windows", seen.windows.len());
+    assert_eq!(seen.windows.len(), slices.windows.len());
+    for (row, w) in seen.windows.iter().zip(&slices.windows) {
+        assert_eq!(row[1], w.started.to_string(), "window {}: {row:?}", w.index);
+    }
+    // The steady state, asked for: the core's headline of it, and its sentence; then back.
+    let whole = wait_text(c, "ttft-p50", 5, |t| t.ends_with("ms")).await?;
+    click(c, "steady-state").await?;
+    let note = wait_text(c, "steady-state-note", 20, |t| !t.is_empty()).await?;
+    match &steady {
+        Ok(s) => {
+            assert_eq!(note, s.sentence());
+            let restricted = ttft_core::time_slices::restrict_to_steady(&report, s);
+            let p50 = restricted.aggregates().ttft.expect("a steady TTFT").p50;
+            let shown = wait_text(c, "ttft-p50", 10, |t| {
+                shown_ms(t).is_ok_and(|(v, step)| (v - p50).abs() <= step)
+            })
+            .await?;
+            eprintln!("steady state: {note} (TTFT P50 {whole} → {shown})");
+        }
+        Err(why) => {
+            assert_eq!(note, why.to_string());
+            assert_eq!(wait_text(c, "ttft-p50", 5, |_| true).await?, whole);
+            eprintln!("no steady state: {note}");
+        }
+    }
+    click(c, "steady-state").await?;
+    wait_text(c, "ttft-p50", 10, |t| t == whole).await?;
+    // The summary JSON carries the windows, as many as the page shows.
+    let (name, text) = downloaded(c, "export-summary-json").await?;
+    assert!(name.ends_with("-summary.json"), "{name}");
+    let summary: serde_json::Value = serde_json::from_str(&text)?;
+    let windows = summary["windows"].as_array().expect("a windows array");
+    assert_eq!(windows.len(), seen.windows.len());
+    assert_eq!(
+        windows[0]["requests"].as_u64(),
+        Some(slices.windows[0].started as u64)
+    );
+    assert!(windows[0]["ttft_p50_ms"].as_f64().is_some());
+    let (name, csv) = downloaded(c, "export-windows").await?;
+    assert!(name.ends_with("-windows.csv"), "{name}");
+    assert_eq!(csv.lines().count(), seen.windows.len() + 1);
+    // The share link: the reader's view derives the same windows and rate from its requests.
+    let link = make_share_link(c).await?;
+    c.clone().close().await?;
+    let fresh = browser(&session.driver).await?;
+    fresh.goto(&link).await?;
+    wait_text(&fresh, "shared-from", 20, |t| !t.is_empty()).await?;
+    let linked = over_time(&fresh, 30).await?;
+    assert_eq!(linked.rate_series, seen.rate_series);
+    assert_eq!(linked.windows.len(), seen.windows.len());
+    let requests = |o: &ttft_e2e::OverTime| -> Vec<String> {
+        o.windows.iter().map(|r| r[1].clone()).collect()
+    };
+    assert_eq!(requests(&linked), requests(&seen));
+    fresh.close().await?;
+    Ok(())
+}
+
+/// A run too short for three windows says why it has no time slices, and a closed loop has no
+/// rate chart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn a_short_closed_loop_run_says_why_it_has_no_time_slices() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "4").await?;
+    set_field(c, "max-tokens", "8").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let why = wait_text(c, "time-slices-why", 20, |t| !t.is_empty()).await?;
+    assert!(why.contains("need at least 3 windows"), "{why}");
+    assert!(
+        c.find(Locator::Css("[data-testid=rate-chart]"))
+            .await
+            .is_err(),
+        "a closed loop planned nothing"
+    );
+    session.client.close().await?;
+    Ok(())
+}

@@ -8,6 +8,7 @@
 //! (time to valid JSON), `probe` (a browser probe's TTFT against the load client's requests in
 //! flight, only in a run that holds both), `server` (the server's gauges from its `/metrics`)
 //! and `cache` (prompt-cache hit rate per group, only when the server reported cached tokens).
+//! [`rate_chart`] draws an open-loop run's planned vs achieved send rate, apart.
 //! [`time_slices_charts`] draws a run over time from its time slices, apart: the caller
 //! chooses the windows and whether the steady state is asked for.
 
@@ -16,6 +17,7 @@ mod cache;
 mod latency;
 mod load;
 mod probe;
+mod rate;
 mod reading;
 mod server;
 mod slices;
@@ -33,6 +35,7 @@ use reading::reading;
 use timeline::{itl_by_position, waterfall};
 use ttft_core::run_stats::RunStats;
 
+pub use rate::rate_chart;
 pub use slices::time_slices_charts;
 
 /// Every chart that has data in this run, in reading order; CDF bands at the default level

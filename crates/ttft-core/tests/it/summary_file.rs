@@ -124,3 +124,146 @@ fn a_link_without_gaps_and_a_file_without_requests_say_why_there_is_no_interval(
         "the file holds no per-request values: no interval"
     );
 }
+
+/// Two requests a second for a minute (TTFT 900 ms for the first 20 s, then 300 ms, ±10 %
+/// seeded noise), 10 tokens 20 ms apart.
+fn slow_start_run() -> ttft_core::report::Report {
+    let mut rng = fastrand::Rng::with_seed(7);
+    report(
+        (0..120)
+            .map(|i| {
+                let start = f64::from(i) * 500.0;
+                let ttft = if start < 20_000.0 { 900.0 } else { 300.0 };
+                let mut r = record(i, ttft * (0.9 + 0.2 * rng.f64()), 20.0, 10);
+                r.start_ms = start;
+                r
+            })
+            .collect(),
+    )
+}
+
+/// A JSON number or null as an `Option<f64>`, to 12 significant digits (JSON's text
+/// round trip may change the last bit).
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64().map(sig)
+}
+
+fn sig(x: f64) -> f64 {
+    format!("{x:.11e}").parse().unwrap()
+}
+
+#[test]
+fn the_summary_json_carries_every_time_window_and_the_steady_state() {
+    use ttft_core::time_slices::{steady_state, time_slices};
+    let r = slow_start_run();
+    let v: Value = serde_json::from_str(&summary_json(&r, 0.9)).unwrap();
+    let slices = time_slices(&r, None, 0.9);
+    assert_eq!(v["window_ms"].as_f64(), Some(slices.window_ms));
+    let windows = v["windows"].as_array().expect("a windows array");
+    assert_eq!(windows.len(), slices.windows.len());
+    assert!(windows.len() >= 10, "{} windows", windows.len());
+    for (j, w) in windows.iter().zip(&slices.windows) {
+        assert_eq!(j["window"].as_u64(), Some(w.index as u64));
+        assert_eq!(num(&j["start_ms"]), Some(sig(w.start_ms)));
+        assert_eq!(num(&j["end_ms"]), Some(sig(w.end_ms)));
+        assert_eq!(j["requests"].as_u64(), Some(w.started as u64));
+        assert_eq!(j["completed"].as_u64(), Some(w.completed as u64));
+        for (key, e) in [
+            ("ttft_p50", w.ttft_p50),
+            ("ttft_p99", w.ttft_p99),
+            ("itl_p50", w.itl_p50),
+            ("itl_p99", w.itl_p99),
+        ] {
+            assert_eq!(
+                num(&j[format!("{key}_ms")]),
+                e.map(|e| sig(e.value)),
+                "{key}"
+            );
+            let i = e.and_then(|e| e.interval);
+            assert_eq!(
+                num(&j[format!("{key}_lo_ms")]),
+                i.map(|i| sig(i.lo)),
+                "{key}"
+            );
+            assert_eq!(
+                num(&j[format!("{key}_hi_ms")]),
+                i.map(|i| sig(i.hi)),
+                "{key}"
+            );
+            let needs = e.filter(|e| e.interval.is_none()).and_then(|e| e.needs);
+            assert_eq!(j[format!("{key}_needs")].as_u64(), needs.map(|n| n as u64));
+        }
+        assert_eq!(
+            num(&j["output_tokens_per_s"]),
+            w.output_tokens_per_s().map(sig)
+        );
+        assert_eq!(num(&j["in_flight_mean"]), Some(sig(w.in_flight_mean)));
+        assert_eq!(
+            j["in_flight_max"].as_u64(),
+            Some(u64::from(w.in_flight_max))
+        );
+    }
+    // Ten requests a window: the median has an interval, the P99 says what it needs.
+    let first = &windows[0];
+    assert!(num(&first["ttft_p50_lo_ms"]).unwrap() <= num(&first["ttft_p50_ms"]).unwrap());
+    assert!(first["ttft_p99_lo_ms"].is_null());
+    assert!(first["ttft_p99_needs"].as_u64().unwrap() > 10);
+    let steady = steady_state(&slices).expect("steady after the slow start");
+    assert_eq!(
+        v["steady_state"]["sentence"].as_str(),
+        Some(steady.sentence().as_str())
+    );
+    assert_eq!(num(&v["steady_state"]["start_ms"]), Some(20_000.0));
+    // A run too short for a steady state says why.
+    let short: Value = serde_json::from_str(&summary_json(&spread_run(), 0.9)).unwrap();
+    assert!(
+        short["steady_state"]["none"]
+            .as_str()
+            .unwrap()
+            .contains("telling a warm-up from noise needs 4"),
+        "{}",
+        short["steady_state"]
+    );
+}
+
+#[test]
+fn the_windows_csv_has_a_row_per_window_matching_the_time_slices() {
+    use ttft_core::summary_file::windows_csv;
+    use ttft_core::time_slices::time_slices;
+    let r = slow_start_run();
+    let csv = windows_csv(&r, 0.95);
+    let slices = time_slices(&r, None, 0.95);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&head[..4], ["window", "start_ms", "end_ms", "requests"]);
+    for col in [
+        "ttft_p99_lo_ms",
+        "itl_p99_ms",
+        "output_tokens_per_s",
+        "in_flight_mean",
+    ] {
+        assert!(head.contains(&col), "{col}");
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), slices.windows.len());
+    let at = |row: &[&str], col: &str| row[head.iter().position(|h| *h == col).unwrap()].to_owned();
+    for (row, w) in rows.iter().zip(&slices.windows) {
+        assert_eq!(row.len(), head.len());
+        assert_eq!(at(row, "requests"), w.started.to_string());
+        let p50 = w.ttft_p50.unwrap();
+        assert_eq!(at(row, "ttft_p50_ms"), format!("{:.4}", p50.value));
+        assert_eq!(
+            at(row, "ttft_p50_lo_ms"),
+            format!("{:.4}", p50.interval.unwrap().lo)
+        );
+        assert_eq!(
+            at(row, "output_tokens_per_s"),
+            w.output_tokens_per_s()
+                .map_or(String::new(), |x| format!("{x:.4}"))
+        );
+    }
+    // No requests, no rows; the header stays.
+    let empty = windows_csv(&report(Vec::new()), 0.95);
+    assert_eq!(empty.lines().count(), 1);
+    assert!(empty.starts_with("window,start_ms,end_ms"));
+}

@@ -207,6 +207,18 @@ fn a_run_with_a_slow_first_ten_seconds_gets_a_steady_state_after_it() {
         p99(&before),
         p99(&after)
     );
+    // A link that carried its run's headline has it recomputed from the steady requests.
+    let mut linked = slow_start.clone();
+    linked.shared = Some(ttft_core::report::SharedFrom {
+        format: "r3".into(),
+        precision_ms: 0.1,
+        left_out: Vec::new(),
+        headline: Some(Box::new(before.clone())),
+    });
+    assert_eq!(linked.aggregates().count, 600);
+    let linked = restrict_to_steady(&linked, &steady);
+    assert_eq!(linked.aggregates().count, 500);
+    assert!(p99(&linked.aggregates()) < 350.0);
     // The same run without the slow start is steady from the start.
     let even = run(60.0, 100.0, 7, |_| 300.0);
     let steady = steady_state(&time_slices(&even, None, DEFAULT_LEVEL)).expect("steady");

@@ -73,6 +73,67 @@ mod schedule {
     }
 }
 
+mod time_slices {
+    use ttft_core::report::RequestRecord;
+    use ttft_core::schedule::rate_chart;
+    use ttft_core::time_slices::{steady_state, time_slices};
+    use ttft_fixtures::report_file::{record, report};
+    use ttft_share::ShareOptions;
+
+    /// A link's reader sees the same run over time: the windows, their requests and TTFT
+    /// (within the link's time step), the steady state, and the planned vs achieved rate,
+    /// all derived again from the link's requests.
+    #[test]
+    fn a_link_keeps_the_runs_windows_steady_state_and_rates() {
+        let records: Vec<RequestRecord> = (0..240)
+            .map(|k| {
+                let planned = 250.0 * f64::from(k) + 0.37;
+                let ttft = if k < 60 { 700.0 } else { 250.0 } + f64::from(k % 7) * 3.3;
+                RequestRecord {
+                    index: k,
+                    planned_ms: Some(planned),
+                    start_ms: planned + 1.3 + f64::from(k % 5),
+                    ..record(k, ttft, 10.0 + f64::from(k % 3), 6)
+                }
+            })
+            .collect();
+        let r = report(records);
+        let back =
+            ttft_share::decode(&ttft_share::encode(&r, &ShareOptions::default()).text).unwrap();
+        let (was, is) = (time_slices(&r, None, 0.95), time_slices(&back, None, 0.95));
+        assert_eq!(was.windows.len(), is.windows.len());
+        assert!(was.windows.len() >= 10);
+        for (a, b) in was.windows.iter().zip(&is.windows) {
+            assert_eq!((a.started, a.completed), (b.started, b.completed));
+            match (a.ttft_p50, b.ttft_p50) {
+                (Some(x), Some(y)) => {
+                    assert!(
+                        (x.value - y.value).abs() <= 0.1,
+                        "window {}: {x:?} vs {y:?}",
+                        a.index
+                    );
+                }
+                (x, y) => assert_eq!(x, y, "window {}", a.index),
+            }
+        }
+        let (s, t) = (steady_state(&was).unwrap(), steady_state(&is).unwrap());
+        assert_eq!(
+            (s.first_window, s.excluded_requests),
+            (t.first_window, t.excluded_requests)
+        );
+        assert!(s.first_window > 0, "the slow first 15 s is a warm-up");
+        let (a, b) = (
+            rate_chart(&r, 5_000.0, 0.95),
+            rate_chart(&back, 5_000.0, 0.95),
+        );
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.achieved.sends, y.achieved.sends);
+            assert!((x.planned_per_s - y.planned_per_s).abs() < 1e-9);
+        }
+    }
+}
+
 mod peer_files {
     use ttft_core::import::{Format, import};
     use ttft_core::run_stats::RunStats;
