@@ -71,6 +71,14 @@ fn serve(seed: u64, sends: &[f64], mu: f64, stall_ms: f64) -> Vec<RequestRecord>
     out
 }
 
+/// A plan of 600 sends at 12/s into a server that completes 7/s, and what it served.
+fn overloaded(seed: u64) -> (Vec<Phase>, Vec<f64>, Vec<RequestRecord>) {
+    let phases = plan(12.0, 600, seed);
+    let s = sends(&phases);
+    let done = serve(seed, &s, 7.0, f64::INFINITY);
+    (phases, s, done)
+}
+
 fn end(r: &RequestRecord) -> f64 {
     r.start_ms + r.metrics.e2e_ms.unwrap_or(0.0)
 }
@@ -83,17 +91,21 @@ struct Stop {
 }
 
 /// Drives `guard` as the run loop does until `until_ms`: the warm-up's end starts the measured
-/// plan; every 250 ms the requests that ended are handed on as a batch (asked after each when
-/// `on_batches`), and the timer asks at each [`SaturationGuard::next_check_ms`].
+/// plan; every 250 ms the requests that ended are handed on as a batch and the guard asked,
+/// and (when `timer`) the timer asks at each [`SaturationGuard::next_check_ms`].
 fn drive(
     guard: &mut SaturationGuard,
     sends: &[f64],
     done: &[RequestRecord],
     until_ms: f64,
-    on_batches: bool,
+    timer: bool,
 ) -> Option<Stop> {
     let mut next = 0;
-    let mut timer = guard.next_check_ms(0.0);
+    let mut at = if timer {
+        guard.next_check_ms(0.0)
+    } else {
+        f64::INFINITY
+    };
     let mut t = 0.0;
     while t < until_ms {
         t += 250.0;
@@ -101,9 +113,9 @@ fn drive(
             guard.started(WARMUP_MS);
         }
         let mut fired = None;
-        while timer <= t {
-            fired = fired.or_else(|| guard.check(timer).map(|s| (s, timer)));
-            timer = guard.next_check_ms(timer + 1.0).max(timer + 1.0);
+        while at <= t {
+            fired = fired.or_else(|| guard.check(at).map(|s| (s, at)));
+            at = guard.next_check_ms(at + 1.0).max(at + 1.0);
         }
         let before = next;
         while next < done.len() && end(&done[next]) <= t {
@@ -111,7 +123,7 @@ fn drive(
             next += 1;
         }
         // The pool hands a batch on only when a request finished.
-        if on_batches && next > before {
+        if next > before {
             fired = fired.or_else(|| guard.check(t).map(|s| (s, t)));
         }
         if let Some((evidence, at_ms)) = fired {
@@ -130,9 +142,7 @@ fn drive(
 fn an_overloaded_server_stops_the_run_before_its_last_send() {
     let mut at = Vec::new();
     for seed in 0..20 {
-        let phases = plan(12.0, 600, seed);
-        let s = sends(&phases);
-        let done = serve(seed, &s, 7.0, f64::INFINITY);
+        let (phases, s, done) = overloaded(seed);
         let mut guard = SaturationGuard::for_plan(&phases, true).unwrap();
         // Windows of about 25 sends at the plan's rate (in whole half seconds, 2 s at least).
         let per_window = guard.config().window_ms / 1e3 * 12.0;
@@ -203,27 +213,12 @@ fn a_server_that_stops_answering_is_judged_by_the_timer() {
     );
     // Asked on batches only, it never would.
     let mut g = guard;
-    let mut next = 0;
-    let mut t = 0.0;
-    g.started(WARMUP_MS);
-    while t < 60_000.0 {
-        t += 250.0;
-        let before = next;
-        while next < done.len() && end(&done[next]) <= t {
-            g.finished(&done[next]);
-            next += 1;
-        }
-        if next > before {
-            assert!(g.check(t).is_none(), "{t}");
-        }
-    }
+    assert!(drive(&mut g, &s, &done, 60_000.0, false).is_none());
 }
 
 #[test]
 fn the_stop_off_never_stops_and_says_so() {
-    let phases = plan(12.0, 600, 3);
-    let s = sends(&phases);
-    let done = serve(3, &s, 7.0, f64::INFINITY);
+    let (phases, s, done) = overloaded(3);
     let mut guard = SaturationGuard::for_plan(&phases, false).unwrap();
     assert!(drive(&mut guard, &s, &done, 120_000.0, true).is_none());
     assert_eq!(guard.outcome(), SaturationCheck::Off);
@@ -252,9 +247,7 @@ fn closed_loops_and_concurrency_ramps_get_no_guard() {
 
 #[test]
 fn requests_before_the_plan_starts_wait_for_it_and_warm_ups_never_count() {
-    let phases = plan(12.0, 600, 9);
-    let s = sends(&phases);
-    let done = serve(9, &s, 7.0, f64::INFINITY);
+    let (phases, s, done) = overloaded(9);
     // Every record handed on before the plan's start is known: the same stop as fed live.
     let mut early = SaturationGuard::for_plan(&phases, true).unwrap();
     let mut live = early.clone();

@@ -82,16 +82,7 @@ fn a_link_carries_what_the_saturation_stop_did() {
 
 #[test]
 fn links_made_before_the_stop_open_without_it() {
-    for name in [
-        "golden-random-7-100.r1.txt",
-        "golden-random-7-100.r2.txt",
-        "golden-random-7-100.r3.txt",
-        "golden-random-7-100.r3-deflate.txt",
-        "reference-100-first-models.r3.txt",
-    ] {
-        let path = format!("{}/tests/data/links/{name}", env!("CARGO_MANIFEST_DIR"));
-        let link = std::fs::read_to_string(&path).unwrap();
-        let opened = ttft_share::decode(&link).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (name, opened) in older_links() {
         assert_eq!(opened.saturation, None, "{name}");
     }
 }
