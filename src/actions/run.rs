@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use ttft_core::report::{ArmPart, EndpointInfo, RepeatOf, Report, RunGroup};
 use ttft_core::report::saturation::{Saturation, SaturationCheck};
+use ttft_core::report::{ArmPart, EndpointInfo, RepeatOf, Report, RunGroup};
 use ttft_core::request::build_request;
 use ttft_core::saturation_guard::SaturationGuard;
 use ttft_core::scenario::{
@@ -376,7 +376,9 @@ impl SaturationWatch {
     fn fire(&self, s: Saturation) {
         let w = self.clone();
         spawn_local(async move {
-            update_live(w.studio, |r| r.saturation = Some(SaturationCheck::Stopped(s)));
+            update_live(w.studio, |r| {
+                r.saturation = Some(SaturationCheck::Stopped(s))
+            });
             w.handle.cancel();
         });
     }

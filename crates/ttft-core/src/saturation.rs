@@ -47,8 +47,8 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::report::saturation::{Saturation, SaturationCheck, SaturationWindow};
 use crate::report::RequestRecord;
+pub use crate::report::saturation::{Saturation, SaturationCheck, SaturationWindow};
 use crate::stats::percentile_select;
 use crate::timeline::Outcome;
 use crate::uncertainty::count::rate_interval;

@@ -1871,7 +1871,10 @@ async fn slow_open_loop(c: &fantoccini::Client, rate: &str, requests: &str) -> a
 }
 
 /// Starts the run set up and waits for it to be saved; returns it and how long it took (s).
-async fn run_to_its_end(c: &fantoccini::Client, secs: u64) -> anyhow::Result<(ttft_core::report::Report, f64)> {
+async fn run_to_its_end(
+    c: &fantoccini::Client,
+    secs: u64,
+) -> anyhow::Result<(ttft_core::report::Report, f64)> {
     let from = std::time::Instant::now();
     click(c, "start-run").await?;
     wait_text(c, "run-status", 30, |t| t == "running").await?;
@@ -1887,7 +1890,11 @@ async fn server_durations(port: u16, run: &ttft_core::report::Report) -> anyhow:
         .await?
         .iter()
         .filter_map(|t| {
-            let last = t.chunks.iter().filter_map(|c| c.written_ms).fold(f64::NAN, f64::max);
+            let last = t
+                .chunks
+                .iter()
+                .filter_map(|c| c.written_ms)
+                .fold(f64::NAN, f64::max);
             Some((t.received_unix_ms?, last)).filter(|(_, l)| l.is_finite())
         })
         .collect();
@@ -1907,15 +1914,24 @@ async fn an_over_saturating_rate_stops_on_its_own_and_keeps_its_results() -> any
     let session = open_studio().await?;
     let c = &session.client;
     slow_open_loop(c, "10", "300").await?;
-    let checkbox = c.find(Locator::Css("[data-testid=saturation-stop-enabled]")).await?;
-    assert_eq!(checkbox.prop("checked").await?.as_deref(), Some("true"), "on by default");
+    let checkbox = c
+        .find(Locator::Css("[data-testid=saturation-stop-enabled]"))
+        .await?;
+    assert_eq!(
+        checkbox.prop("checked").await?.as_deref(),
+        Some("true"),
+        "on by default"
+    );
     let (run, took) = run_to_its_end(c, 120).await?;
     let Some(ttft_core::report::saturation::SaturationCheck::Stopped(e)) = &run.saturation else {
         panic!("not stopped: {:?}", run.saturation);
     };
     let measured = run.measured().count();
     let ok = run.measured().filter(|r| r.outcome.kind() == "ok").count();
-    let cut = run.measured().filter(|r| r.outcome.kind() == "cut_by_client").count();
+    let cut = run
+        .measured()
+        .filter(|r| r.outcome.kind() == "cut_by_client")
+        .count();
     let last_end = run
         .measured()
         .map(|r| r.start_ms + r.metrics.e2e_ms.unwrap_or(0.0))
@@ -1928,24 +1944,48 @@ async fn an_over_saturating_rate_stops_on_its_own_and_keeps_its_results() -> any
         e.windows.last().map_or(0.0, |w| w.end_ms) / 1e3,
         last_end - e.at_ms,
     );
-    assert!(measured < 300, "stopped before its last request: {measured} sent");
+    assert!(
+        measured < 300,
+        "stopped before its last request: {measured} sent"
+    );
     assert!(ok >= 50 && cut > 0, "{ok} ok, {cut} cut");
-    assert!(last_end - e.at_ms < 2_000.0, "stopped within 2 s: {:.0} ms", last_end - e.at_ms);
+    assert!(
+        last_end - e.at_ms < 2_000.0,
+        "stopped within 2 s: {:.0} ms",
+        last_end - e.at_ms
+    );
     let m: Vec<f64> = e.windows.iter().map(|w| w.ttft_p50_ms).collect();
     assert!(m[m.len() - 1] > 1.5 * m[0], "{m:?}");
     assert!(e.completed_per_s < 0.9 * e.sent_per_s, "{e:?}");
     // The page shows the evidence, the user was told, and the partial run is listed whole.
     let shown = wait_text(c, "saturation-stop", 10, |t| t.contains("past saturation")).await?;
-    assert!(shown.contains(&format!("{measured} requests kept")), "{shown}");
-    let ttfts = c.find_all(Locator::Css("[data-testid=saturation-ttft]")).await?;
+    assert!(
+        shown.contains(&format!("{measured} requests kept")),
+        "{shown}"
+    );
+    let ttfts = c
+        .find_all(Locator::Css("[data-testid=saturation-ttft]"))
+        .await?;
     assert_eq!(ttfts.len(), e.windows.len());
     let behind = wait_text(c, "saturation-behind", 5, |t| t.contains("behind the plan")).await?;
     eprintln!("{shown}\n{behind}");
     wait_text(c, "notice", 5, |t| t.contains("the run stopped")).await?;
-    let table = c.wait().for_element(Locator::Css("table[data-testid=requests]")).await?;
+    let table = c
+        .wait()
+        .for_element(Locator::Css("table[data-testid=requests]"))
+        .await?;
     let rows = table.attr("data-rows").await?.unwrap_or_default();
-    assert_eq!(rows, run.requests.len().to_string(), "every request kept in the table");
-    assert_eq!(c.find_all(Locator::Css("[data-testid=run-item]")).await?.len(), 1);
+    assert_eq!(
+        rows,
+        run.requests.len().to_string(),
+        "every request kept in the table"
+    );
+    assert_eq!(
+        c.find_all(Locator::Css("[data-testid=run-item]"))
+            .await?
+            .len(),
+        1
+    );
     // The oracle: the server itself took longer and longer for the requests it received.
     let d = server_durations(session.studio.port, &run).await?;
     let median = |s: &[f64]| {
@@ -1955,18 +1995,29 @@ async fn an_over_saturating_rate_stops_on_its_own_and_keeps_its_results() -> any
     };
     let (first, last) = (median(&d[..20]), median(&d[d.len() - 20..]));
     eprintln!("server's own durations: first 20 median {first:.0} ms, last 20 {last:.0} ms");
-    assert!(last > 2.0 * first, "the server's queue grew: {first:.0} → {last:.0} ms");
+    assert!(
+        last > 2.0 * first,
+        "the server's queue grew: {first:.0} → {last:.0} ms"
+    );
 
     // The setting off: the same run goes to its end, and its report says nothing checked it.
     click(c, "saturation-stop-enabled").await?;
     let (off, took) = run_to_its_end(c, 240).await?;
-    eprintln!("the stop off: {} of 300 sent, {took:.1} s from start to saved", off.measured().count());
+    eprintln!(
+        "the stop off: {} of 300 sent, {took:.1} s from start to saved",
+        off.measured().count()
+    );
     assert_eq!(off.measured().count(), 300);
-    assert_eq!(off.saturation, Some(ttft_core::report::saturation::SaturationCheck::Off));
+    assert_eq!(
+        off.saturation,
+        Some(ttft_core::report::saturation::SaturationCheck::Off)
+    );
     wait_text(c, "saturation-check", 10, |t| t.contains("off")).await?;
     // It stays off after a reload.
     c.refresh().await?;
-    let checkbox = c.find(Locator::Css("[data-testid=saturation-stop-enabled]")).await?;
+    let checkbox = c
+        .find(Locator::Css("[data-testid=saturation-stop-enabled]"))
+        .await?;
     assert_eq!(checkbox.prop("checked").await?.as_deref(), Some("false"));
     session.client.clone().close().await?;
     Ok(())
@@ -1981,17 +2032,27 @@ async fn a_stable_rate_is_not_stopped() -> anyhow::Result<()> {
     let c = &session.client;
     slow_open_loop(c, "3.5", "200").await?;
     let (run, took) = run_to_its_end(c, 150).await?;
-    eprintln!("stable: {} of 200 sent, {took:.1} s; {:?}", run.measured().count(), run.saturation);
+    eprintln!(
+        "stable: {} of 200 sent, {took:.1} s; {:?}",
+        run.measured().count(),
+        run.saturation
+    );
     assert_eq!(run.measured().count(), 200);
     assert!(run.measured().all(|r| r.outcome.kind() == "ok"));
     match &run.saturation {
-        Some(ttft_core::report::saturation::SaturationCheck::Watched { windows, needed, .. }) => {
+        Some(ttft_core::report::saturation::SaturationCheck::Watched {
+            windows, needed, ..
+        }) => {
             assert!(windows > needed, "judged at least twice: {windows} windows");
         }
         other => panic!("{other:?}"),
     }
     wait_text(c, "saturation-check", 10, |t| t.contains("kept up")).await?;
-    assert!(c.find_all(Locator::Css("[data-testid=saturation-stop]")).await?.is_empty());
+    assert!(
+        c.find_all(Locator::Css("[data-testid=saturation-stop]"))
+            .await?
+            .is_empty()
+    );
     session.client.clone().close().await?;
     Ok(())
 }

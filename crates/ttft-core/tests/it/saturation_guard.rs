@@ -149,7 +149,10 @@ fn an_overloaded_server_stops_the_run_before_its_last_send() {
         assert!((20.0..=32.0).contains(&per_window), "{per_window}");
         let stop = drive(&mut guard, &s, &done, 120_000.0, true)
             .unwrap_or_else(|| panic!("seed {seed}: never stopped"));
-        assert!(stop.sent < s.len(), "seed {seed}: stopped after the last send");
+        assert!(
+            stop.sent < s.len(),
+            "seed {seed}: stopped after the last send"
+        );
         let e = &stop.evidence;
         assert_eq!(e.at_ms, stop.at_ms);
         // On the run's clock: its windows start with the measured plan, after the warm-up.
@@ -159,12 +162,16 @@ fn an_overloaded_server_stops_the_run_before_its_last_send() {
             "{e:?}"
         );
         assert!(e.completed_per_s < 0.9 * e.sent_per_s, "{e:?}");
-        assert!(e.completed_interval.is_some_and(|i| i.contains(e.completed_per_s)));
+        assert!(
+            e.completed_interval
+                .is_some_and(|i| i.contains(e.completed_per_s))
+        );
         let w = &e.windows;
         assert!(w[w.len() - 1].ttft_p50_ms > 1.5 * w[0].ttft_p50_ms, "{w:?}");
-        assert!(w.iter().all(|w| w
-            .ttft_p50_interval
-            .is_some_and(|i| i.contains(w.ttft_p50_ms))));
+        assert!(w.iter().all(|w| {
+            w.ttft_p50_interval
+                .is_some_and(|i| i.contains(w.ttft_p50_ms))
+        }));
         // It says so once; the report keeps it.
         assert!(guard.check(stop.at_ms + 10_000.0).is_none());
         assert_eq!(guard.outcome(), SaturationCheck::Stopped(e.clone()));
@@ -183,7 +190,11 @@ fn a_stable_server_never_stops_the_run() {
         let done = serve(100 + seed, &s, 8.0, f64::INFINITY);
         let mut guard = SaturationGuard::for_plan(&phases, true).unwrap();
         let stop = drive(&mut guard, &s, &done, 130_000.0, true);
-        assert!(stop.is_none(), "seed {seed}: {:?}", stop.map(|s| s.evidence));
+        assert!(
+            stop.is_none(),
+            "seed {seed}: {:?}",
+            stop.map(|s| s.evidence)
+        );
         match guard.outcome() {
             SaturationCheck::Watched {
                 windows, needed, ..
@@ -263,5 +274,8 @@ fn requests_before_the_plan_starts_wait_for_it_and_warm_ups_never_count() {
     early.started(WARMUP_MS);
     let late = early.check(live_stop.at_ms).expect("the same evidence");
     assert_eq!(late.windows.len(), live_stop.evidence.windows.len());
-    assert_eq!(late.windows[0].start_ms, live_stop.evidence.windows[0].start_ms);
+    assert_eq!(
+        late.windows[0].start_ms,
+        live_stop.evidence.windows[0].start_ms
+    );
 }
