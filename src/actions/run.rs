@@ -12,20 +12,23 @@
 //! saved together and opened side by side in the comparison. A scenario repeated N times runs
 //! N times back to back ([`run_repeats`]), each repeat a run (or an A/B run) of its own.
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use ttft_core::report::saturation::{Saturation, SaturationCheck};
 use ttft_core::report::{ArmPart, EndpointInfo, RepeatOf, Report, RunGroup};
 use ttft_core::request::build_request;
+use ttft_core::saturation_guard::SaturationGuard;
 use ttft_core::scenario::{
     HTTP1_CONNECTIONS_PER_ORIGIN, Job, Phase, ScenarioConfig, connection_limit_warning, total_jobs,
 };
 
 use super::studio::{add_runs, is_busy, is_running, notify, set_compared, show_run};
 use crate::browser::cancel::RunHandle;
-use crate::browser::fetch::reference_origins;
+use crate::browser::fetch::{reference_origins, sleep_ms};
 use crate::browser::health::HealthMonitor;
 use crate::browser::metrics_scrape::MetricsScraper;
 use crate::browser::pool::{AfterWarmups, Finished, Progress, RunPlan, run_phases};
@@ -200,6 +203,7 @@ lazy_part! {
         show_live(studio, live, total_jobs(&planned.phases));
         let handle = RunHandle::default();
         studio.handle.set_value(Some(handle.clone()));
+        let watch = SaturationWatch::for_plan(studio, &handle, &planned.phases);
         let bases = spread_bases(studio, &ep, max_concurrency).await;
         let arm_bases = planned.arm_bases(&bases);
         let mut every_base: Vec<String> = arm_bases.concat();
@@ -221,13 +225,20 @@ lazy_part! {
             },
             timeout_ms: sc.timeout_s * 1e3,
             stamping,
-            after_warmups: scraper.as_ref().map(|s| {
-                let baseline = s.after_warmups();
-                Box::new(move || baseline) as AfterWarmups
-            }),
+            after_warmups: SaturationWatch::after_warmups(
+                watch.as_ref(),
+                scraper.as_ref().map(|s| {
+                    let baseline = s.after_warmups();
+                    Box::new(move || baseline) as AfterWarmups
+                }),
+            ),
         };
         let ab = !parts.is_empty();
+        let sat = watch.clone();
         let on_batch = Rc::new(move |batch: Vec<Finished>, progress: Progress| {
+            if let Some(w) = &sat {
+                w.check(&batch);
+            }
             studio.state.live().update(|l| {
                 if let Some(l) = l {
                     let report = Arc::make_mut(&mut l.report);
@@ -245,7 +256,13 @@ lazy_part! {
         // Watches the tab while the requests stream (the page's own timers and visibility).
         let monitor = HealthMonitor::start();
         let run_start = crate::browser::clock::now_ms();
+        if let Some(w) = &watch {
+            w.start(run_start);
+        }
         run_phases(plan, handle.clone(), on_batch).await;
+        if let Some(w) = &watch {
+            w.finish();
+        }
         let samples = monitor.finish();
         let scrapes = match scraper {
             Some(s) => Some(s.finish(run_start).await),
@@ -259,6 +276,129 @@ lazy_part! {
             }
         });
         finish_runs(studio, parts).map(|ids| (ids, handle.is_cancelled()))
+    }
+}
+
+/// The saturation stop of an open-loop run, on the page (never in the stamping worker): the
+/// core's guard ([`SaturationGuard`]) fed every batch of finished requests and checked on a
+/// timer each window (a server that stalls sends no batch while the plan goes on sending).
+/// When it fires, the run is cancelled as a user's cancel would (requests in flight end as
+/// cut by the client, what finished is kept) and the evidence goes in the report.
+#[derive(Clone)]
+struct SaturationWatch {
+    studio: Studio,
+    handle: RunHandle,
+    guard: Rc<RefCell<SaturationGuard>>,
+    /// The run's start on the page's clock (the records' times count from it).
+    run_start: Rc<Cell<f64>>,
+    /// The pool is done: the timer stops.
+    over: Rc<Cell<bool>>,
+    /// The measured plan starts after warm-ups ([`SaturationWatch::after_warmups`]).
+    has_warmups: bool,
+}
+
+impl SaturationWatch {
+    /// A watch for an open-loop plan (every measured request planned), on or off as the
+    /// setting says; `None` for any other run.
+    fn for_plan(studio: Studio, handle: &RunHandle, phases: &[Phase]) -> Option<Self> {
+        let enabled = super::settings::saturation_stop_enabled();
+        let guard = SaturationGuard::for_plan(phases, enabled)?;
+        Some(Self {
+            studio,
+            handle: handle.clone(),
+            guard: Rc::new(RefCell::new(guard)),
+            run_start: Rc::default(),
+            over: Rc::default(),
+            has_warmups: phases.iter().flat_map(|p| &p.jobs).any(|j| j.warmup),
+        })
+    }
+
+    /// Now on the run's clock.
+    fn now(&self) -> f64 {
+        crate::browser::clock::now_ms() - self.run_start.get()
+    }
+
+    /// The run starts at `run_start` (the page's clock); so does its measured plan when it has
+    /// no warm-ups. The timer checks each time a window can be judged, until the run is over.
+    fn start(&self, run_start: f64) {
+        self.run_start.set(run_start);
+        if !self.has_warmups {
+            self.guard.borrow_mut().started(0.0);
+        }
+        if !self.guard.borrow().config().enabled {
+            return;
+        }
+        let w = self.clone();
+        spawn_local(async move {
+            while !w.over.get() {
+                let now = w.now();
+                let at = w.guard.borrow().next_check_ms(now);
+                sleep_ms(at - now).await;
+                if !w.over.get() {
+                    w.check(&[]);
+                }
+            }
+        });
+    }
+
+    /// What the pool awaits between the warm-ups and the measured requests: `inner` (the
+    /// server's baseline scrape), then the measured plan starts. `inner` alone without a watch.
+    fn after_warmups(watch: Option<&Self>, inner: Option<AfterWarmups>) -> Option<AfterWarmups> {
+        let Some(w) = watch.cloned() else {
+            return inner;
+        };
+        let hook = move || {
+            let started = async move {
+                if let Some(inner) = inner {
+                    inner().await;
+                }
+                let now = w.now();
+                w.guard.borrow_mut().started(now);
+            };
+            Box::pin(started) as futures_util::future::LocalBoxFuture<'static, ()>
+        };
+        Some(Box::new(hook))
+    }
+
+    /// Feeds `batch` and asks the guard; stops the run when it says so.
+    fn check(&self, batch: &[Finished]) {
+        let fired = {
+            let mut g = self.guard.borrow_mut();
+            for f in batch {
+                g.finished(&f.record);
+            }
+            g.check(self.now())
+        };
+        if let Some(s) = fired {
+            self.fire(s);
+        }
+    }
+
+    /// Keeps the evidence in the live report and cancels the run, once the batch being handed
+    /// on is in (the pool is not re-entered from its own callback).
+    fn fire(&self, s: Saturation) {
+        let w = self.clone();
+        spawn_local(async move {
+            update_live(w.studio, |r| {
+                r.saturation = Some(SaturationCheck::Stopped(s))
+            });
+            w.handle.cancel();
+        });
+    }
+
+    /// The pool is done: what the stop did goes in the report (stopped with its evidence,
+    /// watched, off), and the user is told when it stopped the run.
+    fn finish(&self) {
+        self.over.set(true);
+        let outcome = self.guard.borrow().outcome();
+        let mut kept = 0;
+        update_live(self.studio, |r| {
+            kept = r.measured().count();
+            r.saturation = Some(outcome.clone());
+        });
+        if outcome.stopped().is_some() {
+            notify(self.studio, outcome.sentence(kept));
+        }
     }
 }
 

@@ -195,3 +195,17 @@ fn change_shown_report(
     });
     super::storage::save_if_stored(studio, id);
 }
+
+/// Key of the saturation stop's setting (on unless the user turned it off).
+const SATURATION_STOP: &str = "ttft-studio.saturation-stop";
+
+/// Whether open-loop runs stop on their own when the server is past saturation
+/// ([`ttft_core::saturation_guard`]); on unless the user turned it off on this device.
+pub fn saturation_stop_enabled() -> bool {
+    storage::load_setting::<bool>(SATURATION_STOP).unwrap_or(true)
+}
+
+/// Turns the saturation stop on or off for new runs, kept on this device.
+pub fn set_saturation_stop(on: bool) {
+    storage::save_setting(SATURATION_STOP, &on);
+}

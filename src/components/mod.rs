@@ -24,6 +24,7 @@ pub mod request_table;
 pub mod roofline;
 pub mod run_controls;
 pub mod runs_list;
+pub mod saturation_stop;
 pub mod scenario_panel;
 pub mod schedule_lag;
 pub mod server_view;

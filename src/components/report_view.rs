@@ -577,6 +577,7 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
                 </div>
             }
         })}
+        <crate::components::saturation_stop::SaturationNote report=r.clone() />
         {r.vantage.as_ref().map(|v| view! {
             <p class="muted" data-testid="run-vantage">{format!("Measured by {v}, read from timeline files: its times include that client's own delays, as the studio's include the browser's.")}</p>
         })}

@@ -88,6 +88,7 @@ pub fn ScenarioPanel() -> impl IntoView {
             </label>
             <label class="inline"><input type="checkbox" bind:checked=sc.continuous_usage() />"continuous usage stats (vLLM, SGLang)"</label>
             <label class="inline"><input type="checkbox" data-testid="ignore-eos" bind:checked=sc.ignore_eos() />"ignore EOS (fixed output length)"</label>
+            <crate::components::saturation_stop::SaturationStopSetting />
             <button type="button" class="link" data-testid="export-locustfile" title="More load than one browser: this endpoint and scenario as a locustfile.py (no API key in it); import the workers' timeline files back here"
                 on:click=move |_| crate::actions::export::export_locustfile(studio)>"Export for Locust"</button>
         </fieldset>

@@ -51,6 +51,7 @@ pub mod roofline;
 pub mod run_intervals;
 pub mod run_stats;
 pub mod saturation;
+pub mod saturation_guard;
 pub mod scenario;
 pub mod schedule;
 pub mod server_metrics;

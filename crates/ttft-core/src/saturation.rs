@@ -48,8 +48,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::report::RequestRecord;
+pub use crate::report::saturation::{Saturation, SaturationCheck, SaturationWindow};
 use crate::stats::percentile_select;
 use crate::timeline::Outcome;
+use crate::uncertainty::count::rate_interval;
+use crate::uncertainty::quantile::percentile_estimate;
 use crate::uncertainty::trend::mann_kendall;
 
 /// The saturation stop's settings.
@@ -74,6 +77,9 @@ pub struct SaturationConfig {
     /// How long after a window ends its requests are waited for (ms).
     pub grace_ms: f64,
 }
+
+/// The confidence level of the evidence's intervals (the windows' medians, the completion rate).
+pub const EVIDENCE_LEVEL: f64 = 0.95;
 
 /// Requests a window should see at the planned rate ([`SaturationConfig::for_rate`]).
 pub const SENDS_PER_WINDOW: f64 = 25.0;
@@ -136,83 +142,6 @@ impl Finished {
             end_ms: r.start_ms + e2e.unwrap_or(0.0),
             ttft_ms: ttft_ms.filter(|t| t.is_finite()),
         }
-    }
-}
-
-/// One judged window, in the evidence.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SaturationWindow {
-    /// Its start (ms from the run's start).
-    pub start_ms: f64,
-    /// Its end.
-    pub end_ms: f64,
-    /// Median TTFT of the requests that ended in it.
-    pub ttft_p50_ms: f64,
-    /// Requests that ended in it.
-    pub completed: usize,
-    /// Requests the plan sent in it.
-    pub planned: f64,
-}
-
-/// The evidence that a run is past saturation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Saturation {
-    /// When the detector said so (ms from the run's start).
-    pub at_ms: f64,
-    /// The windows' length (ms).
-    pub window_ms: f64,
-    /// The judged windows, oldest first.
-    pub windows: Vec<SaturationWindow>,
-    /// Their median TTFTs' Mann–Kendall statistic.
-    pub trend_s: i64,
-    /// Its one-sided p-value of a rise.
-    pub trend_p: f64,
-    /// The mean duration of the requests completed in the windows: a server that keeps up
-    /// completes what was sent this long before.
-    pub duration_ms: f64,
-    /// Requests the plan sent per second over the windows, one [`Saturation::duration_ms`]
-    /// earlier.
-    pub sent_per_s: f64,
-    /// Requests completed per second over them.
-    pub completed_per_s: f64,
-}
-
-/// Durations in one unit, joined by arrows: `0.8 → 2.1 → 4.6 s`, `120 → 180 → 260 ms`.
-fn rising(values: &[f64]) -> String {
-    let seconds = values.iter().any(|v| *v >= 1_000.0);
-    let parts: Vec<String> = values
-        .iter()
-        .map(|v| {
-            if seconds {
-                format!("{:.1}", v / 1e3)
-            } else {
-                format!("{v:.0}")
-            }
-        })
-        .collect();
-    format!("{} {}", parts.join(" → "), if seconds { "s" } else { "ms" })
-}
-
-impl Saturation {
-    /// The evidence for the page, with the requests the run kept: `TTFT median rose 0.8 → 2.1
-    /// → 4.6 → 9.9 s over the last 4 windows of 5 s while 12.0 req/s were sent and 6.3
-    /// completed: the server is past saturation; the run stopped, 214 requests kept.`
-    pub fn sentence(&self, kept: usize) -> String {
-        let medians: Vec<f64> = self.windows.iter().map(|w| w.ttft_p50_ms).collect();
-        let w = self.window_ms / 1e3;
-        let w = if w.fract() == 0.0 {
-            format!("{w:.0} s")
-        } else {
-            format!("{w:.1} s")
-        };
-        format!(
-            "TTFT median rose {} over the last {} windows of {w} while {:.1} req/s were sent and {:.1} completed: the server is past saturation; the run stopped, {kept} request{} kept.",
-            rising(&medians),
-            self.windows.len(),
-            self.sent_per_s,
-            self.completed_per_s,
-            if kept == 1 { "" } else { "s" },
-        )
     }
 }
 
@@ -356,11 +285,14 @@ impl SaturationDetector {
         for i in first..complete {
             let w = self.windows.get(i).unwrap_or(&empty);
             let mut ttft = w.ttft.clone();
+            ttft.sort_by(f64::total_cmp);
+            let median = percentile_estimate(&ttft, 0.5, EVIDENCE_LEVEL)?;
             let (start, end) = (i as f64 * c.window_ms, (i + 1) as f64 * c.window_ms);
             judged.push(SaturationWindow {
                 start_ms: start,
                 end_ms: end,
-                ttft_p50_ms: percentile_select(&mut ttft, 50.0)?,
+                ttft_p50_ms: median.value,
+                ttft_p50_interval: median.interval,
                 completed: w.completed,
                 planned: self.planned_at(end) - self.planned_at(start),
             });
@@ -401,6 +333,7 @@ impl SaturationDetector {
             duration_ms: lag,
             sent_per_s: sent / span_s,
             completed_per_s: done / span_s,
+            completed_interval: rate_interval(done as u64, span_s, EVIDENCE_LEVEL),
         })
     }
 }

@@ -1982,3 +1982,202 @@ async fn a_short_closed_loop_run_says_why_it_has_no_time_slices() -> anyhow::Res
     session.client.close().await?;
     Ok(())
 }
+
+/// Sets up an open-loop chat run against `sim-slow` (8 batch slots, a long queue: answers of
+/// 32 tokens saturate it near 6.6 requests/s): `requests` Poisson sends at `rate` per second,
+/// 64 lanes (the test server's 12 origins give 72 connections), one warm-up, 32 tokens each.
+async fn slow_open_loop(c: &fantoccini::Client, rate: &str, requests: &str) -> anyhow::Result<()> {
+    set_field(c, "model", "sim-slow").await?;
+    set_field(c, "requests", requests).await?;
+    set_field(c, "concurrency", "64").await?;
+    set_field(c, "warmup", "1").await?;
+    set_field(c, "max-tokens", "32").await?;
+    set_field(c, "rate", rate).await
+}
+
+/// Starts the run set up and waits for it to be saved; returns it and how long it took (s).
+async fn run_to_its_end(
+    c: &fantoccini::Client,
+    secs: u64,
+) -> anyhow::Result<(ttft_core::report::Report, f64)> {
+    let from = std::time::Instant::now();
+    click(c, "start-run").await?;
+    wait_text(c, "run-status", 30, |t| t == "running").await?;
+    wait_run_complete(c, secs).await?;
+    let took = from.elapsed().as_secs_f64();
+    Ok((saved_runs(c).await?.remove(0), took))
+}
+
+/// The server's own duration of each measured request (its last write after it received
+/// it), in the order it received them: the oracle that its queue grew.
+async fn server_durations(port: u16, run: &ttft_core::report::Report) -> anyhow::Result<Vec<f64>> {
+    let mut truths: Vec<(f64, f64)> = ground_truths(port, run)
+        .await?
+        .iter()
+        .filter_map(|t| {
+            let last = t
+                .chunks
+                .iter()
+                .filter_map(|c| c.written_ms)
+                .fold(f64::NAN, f64::max);
+            Some((t.received_unix_ms?, last)).filter(|(_, l)| l.is_finite())
+        })
+        .collect();
+    truths.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(truths.into_iter().map(|(_, d)| d).collect())
+}
+
+/// The saturation stop (#32): an over-saturating Poisson rate (10/s into a server that
+/// completes about 6.6/s) stops on its own before its last request, with the evidence on the
+/// page (the windows' median TTFT rising, completions behind the plan) and the user told; the
+/// saved run keeps the requests it sent (finished ones measured, those in flight cut by the
+/// client) and the evidence. The server's own record is the oracle that its queue grew. With
+/// the setting off, the same run goes to its end and says nothing checked it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn an_over_saturating_rate_stops_on_its_own_and_keeps_its_results() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    slow_open_loop(c, "10", "300").await?;
+    let checkbox = c
+        .find(Locator::Css("[data-testid=saturation-stop-enabled]"))
+        .await?;
+    assert_eq!(
+        checkbox.prop("checked").await?.as_deref(),
+        Some("true"),
+        "on by default"
+    );
+    let (run, took) = run_to_its_end(c, 120).await?;
+    let Some(ttft_core::report::saturation::SaturationCheck::Stopped(e)) = &run.saturation else {
+        panic!("not stopped: {:?}", run.saturation);
+    };
+    let measured = run.measured().count();
+    let ok = run.measured().filter(|r| r.outcome.kind() == "ok").count();
+    let cut = run
+        .measured()
+        .filter(|r| r.outcome.kind() == "cut_by_client")
+        .count();
+    let last_end = run
+        .measured()
+        .map(|r| r.start_ms + r.metrics.e2e_ms.unwrap_or(0.0))
+        .fold(0.0, f64::max);
+    eprintln!(
+        "stopped: {measured} of 300 sent ({ok} ok, {cut} cut by the client), fired at {:.1} s after {} windows of {:.1} s (the last ending at {:.1} s), the last request ended {:.0} ms after; {took:.1} s from start to saved",
+        e.at_ms / 1e3,
+        e.windows.len(),
+        e.window_ms / 1e3,
+        e.windows.last().map_or(0.0, |w| w.end_ms) / 1e3,
+        last_end - e.at_ms,
+    );
+    assert!(
+        measured < 300,
+        "stopped before its last request: {measured} sent"
+    );
+    assert!(ok >= 50 && cut > 0, "{ok} ok, {cut} cut");
+    assert!(
+        last_end - e.at_ms < 2_000.0,
+        "stopped within 2 s: {:.0} ms",
+        last_end - e.at_ms
+    );
+    let m: Vec<f64> = e.windows.iter().map(|w| w.ttft_p50_ms).collect();
+    assert!(m[m.len() - 1] > 1.5 * m[0], "{m:?}");
+    assert!(e.completed_per_s < 0.9 * e.sent_per_s, "{e:?}");
+    // The page shows the evidence, the user was told, and the partial run is listed whole.
+    let shown = wait_text(c, "saturation-stop", 10, |t| t.contains("past saturation")).await?;
+    assert!(
+        shown.contains(&format!("{measured} requests kept")),
+        "{shown}"
+    );
+    let ttfts = c
+        .find_all(Locator::Css("[data-testid=saturation-ttft]"))
+        .await?;
+    assert_eq!(ttfts.len(), e.windows.len());
+    let behind = wait_text(c, "saturation-behind", 5, |t| t.contains("behind the plan")).await?;
+    eprintln!("{shown}\n{behind}");
+    wait_text(c, "notice", 5, |t| t.contains("the run stopped")).await?;
+    let table = c
+        .wait()
+        .for_element(Locator::Css("table[data-testid=requests]"))
+        .await?;
+    let rows = table.attr("data-rows").await?.unwrap_or_default();
+    assert_eq!(
+        rows,
+        run.requests.len().to_string(),
+        "every request kept in the table"
+    );
+    assert_eq!(
+        c.find_all(Locator::Css("[data-testid=run-item]"))
+            .await?
+            .len(),
+        1
+    );
+    // The oracle: the server itself took longer and longer for the requests it received.
+    let d = server_durations(session.studio.port, &run).await?;
+    let median = |s: &[f64]| {
+        let mut v = s.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (first, last) = (median(&d[..20]), median(&d[d.len() - 20..]));
+    eprintln!("server's own durations: first 20 median {first:.0} ms, last 20 {last:.0} ms");
+    assert!(
+        last > 2.0 * first,
+        "the server's queue grew: {first:.0} → {last:.0} ms"
+    );
+
+    // The setting off: the same run goes to its end, and its report says nothing checked it.
+    click(c, "saturation-stop-enabled").await?;
+    let (off, took) = run_to_its_end(c, 240).await?;
+    eprintln!(
+        "the stop off: {} of 300 sent, {took:.1} s from start to saved",
+        off.measured().count()
+    );
+    assert_eq!(off.measured().count(), 300);
+    assert_eq!(
+        off.saturation,
+        Some(ttft_core::report::saturation::SaturationCheck::Off)
+    );
+    wait_text(c, "saturation-check", 10, |t| t.contains("off")).await?;
+    // It stays off after a reload.
+    c.refresh().await?;
+    let checkbox = c
+        .find(Locator::Css("[data-testid=saturation-stop-enabled]"))
+        .await?;
+    assert_eq!(checkbox.prop("checked").await?.as_deref(), Some("false"));
+    session.client.clone().close().await?;
+    Ok(())
+}
+
+/// The saturation stop (#32) leaves a stable open-loop run alone: 3.5 requests/s into
+/// `sim-slow` (about 53 % of what it completes) runs to its end, judged over several windows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn a_stable_rate_is_not_stopped() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    slow_open_loop(c, "3.5", "200").await?;
+    let (run, took) = run_to_its_end(c, 150).await?;
+    eprintln!(
+        "stable: {} of 200 sent, {took:.1} s; {:?}",
+        run.measured().count(),
+        run.saturation
+    );
+    assert_eq!(run.measured().count(), 200);
+    assert!(run.measured().all(|r| r.outcome.kind() == "ok"));
+    match &run.saturation {
+        Some(ttft_core::report::saturation::SaturationCheck::Watched {
+            windows, needed, ..
+        }) => {
+            assert!(windows > needed, "judged at least twice: {windows} windows");
+        }
+        other => panic!("{other:?}"),
+    }
+    wait_text(c, "saturation-check", 10, |t| t.contains("kept up")).await?;
+    assert!(
+        c.find_all(Locator::Css("[data-testid=saturation-stop]"))
+            .await?
+            .is_empty()
+    );
+    session.client.clone().close().await?;
+    Ok(())
+}

@@ -109,6 +109,7 @@ pub(crate) const CORE_LAYERS: &[(&str, &[&str])] = &[
             "schedule",
             "time_slices",
             "saturation",
+            "saturation_guard",
         ],
     ),
     // Files and formats: other tools' results, timeline files, llm-d, the locustfile, the

@@ -107,6 +107,7 @@ impl Report {
             server_scrapes: Vec::new(),
             group: None,
             openers: OpenerEdits::default(),
+            saturation: None,
         }
     }
 

@@ -15,6 +15,7 @@ use crate::timeline::{Outcome, RequestTimeline};
 pub mod file;
 pub mod group;
 pub mod health;
+pub mod saturation;
 pub mod slo;
 pub mod source;
 pub mod votes;
@@ -238,6 +239,11 @@ pub struct Report {
     /// files made before them). Share links carry them.
     #[serde(default, skip_serializing_if = "OpenerEdits::is_empty")]
     pub openers: OpenerEdits,
+    /// What the saturation stop did in an open-loop run measured in the studio: off, watched,
+    /// or stopped with its evidence ([`crate::saturation`]); `None` for closed-loop and
+    /// imported runs and files made before the stop. Share links carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<saturation::SaturationCheck>,
 }
 
 /// A browser's name and major version from its user agent (`Firefox 153`, `Chrome 156`,

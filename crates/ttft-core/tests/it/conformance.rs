@@ -856,6 +856,7 @@ fn report_of(requests: Vec<RequestRecord>) -> Report {
         server_scrapes: Vec::new(),
         group: None,
         openers: Default::default(),
+        saturation: None,
     }
 }
 

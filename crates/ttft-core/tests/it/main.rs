@@ -24,6 +24,7 @@ mod prompt_cache;
 mod report_file;
 mod review;
 mod saturation;
+mod saturation_guard;
 mod scenario;
 mod schedule;
 mod server_metrics;

@@ -303,6 +303,7 @@ fn the_evidence_reads_as_a_sentence() {
         start_ms: i as f64 * 5e3,
         end_ms: (i + 1) as f64 * 5e3,
         ttft_p50_ms: p50,
+        ttft_p50_interval: None,
         completed: 31,
         planned: 60.0,
     };
@@ -320,6 +321,7 @@ fn the_evidence_reads_as_a_sentence() {
         duration_ms: 3_000.0,
         sent_per_s: 12.0,
         completed_per_s: 6.3,
+        completed_interval: None,
     };
     assert_eq!(
         s.sentence(214),

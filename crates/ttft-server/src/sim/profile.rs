@@ -200,6 +200,18 @@ pub fn profiles() -> Vec<Profile> {
             behaviour: Behaviour::Prose,
             prefix_cache: false,
         },
+        Profile {
+            name: "sim-slow",
+            description: "Few batch slots (8) and a long queue: answers of 32 tokens saturate it near 6.6 requests/s (of 16 near 12), past which its queue only grows (the saturation stop's test)",
+            latency: LatencyModel {
+                max_batch: 8,
+                max_waiting: 4096,
+                ..lat(60.0, 0.1, 20.0)
+            },
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Prose,
+            prefix_cache: false,
+        },
     ]
     .into_iter()
     .chain(ab_and_cache_profiles())

@@ -126,6 +126,10 @@ struct Header {
     /// older links and when there are none).
     #[serde(default, skip_serializing_if = "OpenerEdits::is_empty")]
     openers: OpenerEdits,
+    /// What the saturation stop did ([`Report::saturation`]; absent from older links and from
+    /// runs it did not watch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    saturation: Option<ttft_core::report::saturation::SaturationCheck>,
 }
 
 /// The columns, in stored order.

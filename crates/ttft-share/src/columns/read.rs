@@ -864,6 +864,7 @@ impl<'a> Reader<'a> {
             .unwrap_or_default();
         report.client_health = header.client_health;
         report.openers = header.openers;
+        report.saturation = header.saturation;
         report.shared = Some(SharedFrom {
             format: "r2".into(),
             precision_ms: header.precision_ms,

@@ -655,6 +655,8 @@ impl<'a> Writer<'a> {
             user_agent: report.user_agent.clone(),
             clients: self.clients,
             openers: report.openers.clone(),
+            // Its times to 1 µs, as the client-health verdict's.
+            saturation: report.saturation.as_ref().map(round_floats),
         };
         let header = serde_json::to_vec(&header).expect("headers always serialize");
         let mut out = Column::default();

@@ -6,5 +6,6 @@ mod golden;
 mod legacy;
 mod openers;
 mod probe;
+mod saturation;
 mod share;
 mod travels;

@@ -48,16 +48,7 @@ fn a_link_carries_the_run_s_opener_list() {
 
 #[test]
 fn links_made_before_the_list_open_with_the_defaults() {
-    for name in [
-        "golden-random-7-100.r1.txt",
-        "golden-random-7-100.r2.txt",
-        "golden-random-7-100.r3.txt",
-        "golden-random-7-100.r3-deflate.txt",
-        "reference-100-first-models.r3.txt",
-    ] {
-        let path = format!("{}/tests/data/links/{name}", env!("CARGO_MANIFEST_DIR"));
-        let link = std::fs::read_to_string(&path).unwrap();
-        let opened = ttft_share::decode(&link).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (name, opened) in older_links() {
         assert!(opened.openers.is_empty(), "{name}");
     }
 }

@@ -392,3 +392,23 @@ pub fn batched_report(seed: u64, n: usize) -> Report {
     )
     .with_requests(requests)
 }
+
+/// The golden links of every format made before the newer header fields (the opener list,
+/// the saturation stop), each opened: `(file name, report)`.
+pub fn older_links() -> Vec<(&'static str, Report)> {
+    [
+        "golden-random-7-100.r1.txt",
+        "golden-random-7-100.r2.txt",
+        "golden-random-7-100.r3.txt",
+        "golden-random-7-100.r3-deflate.txt",
+        "reference-100-first-models.r3.txt",
+    ]
+    .into_iter()
+    .map(|name| {
+        let path = format!("{}/tests/data/links/{name}", env!("CARGO_MANIFEST_DIR"));
+        let link = std::fs::read_to_string(&path).unwrap();
+        let opened = ttft_share::decode(&link).unwrap_or_else(|e| panic!("{name}: {e}"));
+        (name, opened)
+    })
+    .collect()
+}
