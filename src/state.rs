@@ -187,6 +187,18 @@ pub struct StudioState {
     pub reader_view: bool,
     /// Where "Calibrate this browser" stands, once asked.
     pub calibration: Option<Calibration>,
+    /// The trace file a trace replay sends, as read (in memory only: traces are large).
+    pub trace: Option<LoadedTrace>,
+}
+
+/// A trace file chosen for a trace replay: its name and the trace read from it, or why it
+/// could not be read (the line and column, what to do).
+#[derive(Debug, Clone)]
+pub struct LoadedTrace {
+    /// The file's name.
+    pub file: String,
+    /// The trace, shared (a plan reads it, never copies it), or the reading error.
+    pub parsed: Result<Arc<ttft_core::trace::Trace>, String>,
 }
 
 /// Where "Calibrate this browser" stands.
