@@ -29,7 +29,10 @@ pub fn load_trace_file(studio: Studio, files: Vec<ChosenFile>) {
                 .map(Arc::new)
                 .map_err(|e| format!("{name}: {e}")),
         };
-        studio.state.trace().set(Some(LoadedTrace { file: name, parsed }));
+        studio
+            .state
+            .trace()
+            .set(Some(LoadedTrace { file: name, parsed }));
     });
 }
 
@@ -59,8 +62,8 @@ pub fn plan_trace(
         return Err(ttft_core::scenario::ScenarioError::NoModel.to_string());
     }
     let template = sc.params(&model, String::new(), ep.dialect);
-    let (phase, plan) = replay_phase(&trace, &sc.trace, seed, &template, ep.dialect)
-        .map_err(|e| e.to_string())?;
+    let (phase, plan) =
+        replay_phase(&trace, &sc.trace, seed, &template, ep.dialect).map_err(|e| e.to_string())?;
     let record = TraceReplayRecord::of(&file, &plan, &sc.trace, seed);
     Ok((vec![phase], record))
 }

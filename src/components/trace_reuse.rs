@@ -26,13 +26,13 @@ pub fn TraceReplayed(
         record.requests,
         record.duration_ms / 1e3,
         o.window_start_s,
-        o.window_s.map_or(" to the end".to_owned(), |w| format!(" for {w} s")),
+        o.window_s
+            .map_or(" to the end".to_owned(), |w| format!(" for {w} s")),
         o.speed,
         o.max_concurrency,
     );
-    let compared = cache.and_then(|c| {
-        record.compare_reuse(c.cached_tokens, c.reporting, c.successful)
-    });
+    let compared =
+        cache.and_then(|c| record.compare_reuse(c.cached_tokens, c.reporting, c.successful));
     Some(view! {
         <section data-testid="trace-replayed">
             <h3>"Trace replayed"</h3>
