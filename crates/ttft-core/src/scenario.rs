@@ -532,9 +532,6 @@ impl ScenarioConfig {
         if model.trim().is_empty() {
             return Err(ScenarioError::NoModel);
         }
-        if self.kind == ScenarioKind::Trace {
-            return Err(ScenarioError::NoTrace);
-        }
         if self.max_tokens == 0 || self.requests == 0 || self.concurrency == 0 {
             return Err(ScenarioError::ZeroCount);
         }
