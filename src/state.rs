@@ -187,6 +187,18 @@ pub struct StudioState {
     pub reader_view: bool,
     /// Where "Calibrate this browser" stands, once asked.
     pub calibration: Option<Calibration>,
+    /// The trace file a trace replay sends, as read (in memory only: traces are large).
+    pub trace: Option<LoadedTrace>,
+}
+
+/// A trace file chosen for a trace replay: its name and the trace read from it, or why it
+/// could not be read (the line and column, what to do).
+#[derive(Debug, Clone)]
+pub struct LoadedTrace {
+    /// The file's name.
+    pub file: String,
+    /// The trace, shared (a plan reads it, never copies it), or the reading error.
+    pub parsed: Result<Arc<ttft_core::trace::Trace>, String>,
 }
 
 /// Where "Calibrate this browser" stands.
@@ -390,7 +402,8 @@ pub fn use_studio() -> Studio {
 
 /// Declares the scenario settings' fields as store fields, as `#[derive(Store)]` would (the
 /// type lives in the core, which takes no Leptos dependency): one `Subfield` per field, keyed by
-/// its place in the struct.
+/// its place in the struct (`ScenarioConfig`'s field order: a new field there moves the keys
+/// after it).
 macro_rules! store_fields {
     ($store:ident of $ty:ty { $($i:literal $name:ident: $field:ty),* $(,)? }) => {
         /// Store fields of the scenario settings, for `bind:` and fine-grained reads.
@@ -421,7 +434,7 @@ store_fields!(ScenarioConfigStoreFields of ScenarioConfig {
     13 use_tools: bool,
     16 continuous_usage: bool,
     17 ignore_eos: bool,
-    19 extra_body: String,
-    20 arms: Vec<ttft_core::scenario::Arm>,
-    21 repeats: u32,
+    20 extra_body: String,
+    21 arms: Vec<ttft_core::scenario::Arm>,
+    22 repeats: u32,
 });

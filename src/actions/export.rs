@@ -93,8 +93,18 @@ pub fn export_locustfile(studio: Studio) {
         &target.model,
         &crate::browser::clock::iso_now(),
     );
+    // A trace replay's file sends the trace plan's requests (the scenario cannot plan them
+    // without the trace the studio holds).
+    let phases = if sc.kind == ttft_core::scenario::ScenarioKind::Trace {
+        match super::trace::plan_trace(studio, &ep, &sc, super::trace::run_seed(&sc)) {
+            Ok((phases, _)) => Some(phases),
+            Err(e) => return notify(studio, format!("cannot write a locustfile: {e}")),
+        }
+    } else {
+        None
+    };
     spawn_local(async move {
-        match locustfile(target, sc, run.clone()).await {
+        match locustfile(target, sc, run.clone(), phases).await {
             Err(e) => notify(studio, format!("cannot write a locustfile: {e}")),
             Ok(Ok(text)) => {
                 download("locustfile.py", "text/x-python", &text);
@@ -116,8 +126,12 @@ lazy_part! {
         target: ttft_core::locust::LocustTarget,
         scenario: ttft_core::scenario::ScenarioConfig,
         run: String,
+        phases: Option<Vec<ttft_core::scenario::Phase>>,
     ) -> Result<String, ttft_core::locust::LocustError> {
-        ttft_core::locust::locustfile(&target, &scenario, &run)
+        match phases {
+            Some(p) => ttft_core::locust::locustfile_for_phases(&target, &scenario, &run, p),
+            None => ttft_core::locust::locustfile(&target, &scenario, &run),
+        }
     }
 }
 

@@ -22,4 +22,5 @@ pub mod settings;
 pub mod storage;
 pub mod studio;
 pub mod tour;
+pub mod trace;
 pub mod votes;

@@ -190,12 +190,15 @@ lazy_part! {
             }
         };
         let planned = plan_run(studio, &ep, &sc)?;
-        if let Some(note) = ttft_core::request::ignore_eos_note(&ep.effective_base(), ep.dialect, sc.ignore_eos) {
+        // A trace replay asks for ignore_eos itself (its output lengths are the trace's).
+        let eos_asked = sc.ignore_eos || planned.trace.is_some();
+        if let Some(note) = ttft_core::request::ignore_eos_note(&ep.effective_base(), ep.dialect, eos_asked) {
             notify(studio, note);
         }
         let max_concurrency = planned.phases.iter().map(|p| p.concurrency).max().unwrap_or(1) as usize;
         let iso = crate::browser::clock::iso_now();
         let mut live = new_report(studio, &ep, &sc, planned.live_title(&sc, &ep, repeat.as_ref(), &iso));
+        if let Some(t) = &planned.trace { t.put_in(&mut live.settings) }
         if !planned.is_ab() {
             live.group = repeat.as_ref().map(|r| RunGroup::repeat(&r.id, r.index, r.size));
         }
@@ -407,6 +410,8 @@ struct Planned {
     phases: Vec<Phase>,
     /// The arms of an A/B run, in order; empty for any other run.
     arms: Vec<PlannedArm>,
+    /// A trace replay's record for its report (format, options, notes, expected reuse).
+    trace: Option<ttft_core::trace::TraceReplayRecord>,
 }
 
 /// An arm of an A/B run as it is sent.
@@ -422,6 +427,9 @@ struct PlannedArm {
 /// Plans the run with the core: an A/B run's arms interleaved, any other run as before; a
 /// setting that cannot run is told and nothing starts.
 fn plan_run(studio: Studio, ep: &EndpointConfig, sc: &ScenarioConfig) -> Option<Planned> {
+    if sc.kind == ttft_core::scenario::ScenarioKind::Trace {
+        return plan_trace_run(studio, ep, sc);
+    }
     let planned = if sc.is_ab() {
         sc.validate_group().and_then(|labels| {
             let arms: Vec<PlannedArm> = sc
@@ -435,16 +443,34 @@ fn plan_run(studio: Studio, ep: &EndpointConfig, sc: &ScenarioConfig) -> Option<
                 })
                 .collect();
             let models: Vec<String> = arms.iter().map(|a| a.model.clone()).collect();
-            sc.plan_arms(&models, ep.dialect)
-                .map(|phases| Planned { phases, arms })
+            sc.plan_arms(&models, ep.dialect).map(|phases| Planned {
+                phases,
+                arms,
+                trace: None,
+            })
         })
     } else {
         sc.plan(&ep.wire_model(), ep.dialect).map(|phases| Planned {
             phases,
             arms: Vec::new(),
+            trace: None,
         })
     };
     planned
+        .map_err(|e| notify(studio, format!("cannot start: {e}")))
+        .ok()
+}
+
+/// [`plan_run`] for a trace replay: one phase of the loaded trace's requests at their planned
+/// times ([`super::trace::plan_trace`], a fresh seed unless the scenario sets one), with its
+/// record for the report; without a trace, or with bad options, the user is told what to do.
+fn plan_trace_run(studio: Studio, ep: &EndpointConfig, sc: &ScenarioConfig) -> Option<Planned> {
+    super::trace::plan_trace(studio, ep, sc, super::trace::run_seed(sc))
+        .map(|(phases, record)| Planned {
+            phases,
+            arms: Vec::new(),
+            trace: Some(record),
+        })
         .map_err(|e| notify(studio, format!("cannot start: {e}")))
         .ok()
 }

@@ -14,6 +14,7 @@ pub mod compare_table;
 pub mod confidence_settings;
 pub mod endpoint_panel;
 pub mod guide;
+pub mod load_shape;
 pub mod offline;
 pub mod openers;
 pub mod rate_chart;
@@ -32,6 +33,8 @@ pub mod slo;
 pub mod source_summary;
 pub mod status_bar;
 pub mod time_slices;
+pub mod trace_replay;
+pub mod trace_reuse;
 
 /// A part of the page whose code loads when it is first shown: in the release build (feature
 /// `split`) the functions that build it are lazy parts ([`crate::lazy`]), a wasm module of

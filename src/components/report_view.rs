@@ -457,6 +457,7 @@ fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView
         <crate::components::schedule_lag::ScheduleLagFigure report=r.clone() />
         <crate::components::rate_chart::RateChart report=r.clone() />
         <crate::components::time_slices::TimeSlicesView report=r.clone() />
+        <crate::components::trace_reuse::TraceReplayed report=r.clone() cache=agg.prompt_cache />
         <crate::components::server_view::ServerView report=r.clone() agg=agg.clone() series=server />
         <crate::components::charts::ChartGrid specs=chart_specs file_stem=stem testid="report-charts" started_ms=started on_all_drawn=Some(score_slo) />
         <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />

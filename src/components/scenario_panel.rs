@@ -59,10 +59,15 @@ pub fn ScenarioPanel() -> impl IntoView {
                 <NumberField label="Concurrency" testid="concurrency" get=|c| f64::from(c.concurrency) put=|c, v| c.concurrency = v.max(1.0) as u32 />
                 <NumberField label="Warm-up" testid="warmup" get=|c| f64::from(c.warmup) put=|c, v| c.warmup = v.max(0.0) as u32 />
                 <NumberField label="Timeout (s)" testid="timeout" get=|c| c.timeout_s put=|c, v| c.timeout_s = v.max(1.0) />
-                <NumberField label="Rate (req/s, 0 = closed loop)" testid="rate" get=|c| c.rate_per_s put=|c, v| c.rate_per_s = v.max(0.0) />
                 <NumberField label="Temperature (−1 = server default)" testid="temperature" get=|c| c.temperature.unwrap_or(-1.0) put=|c, v| c.temperature = (v >= 0.0).then_some(v.min(2.0)) />
                 <NumberField label="Seed (−1 = none)" testid="seed" get=|c| c.seed.map_or(-1.0, |s| s as f64) put=|c, v| c.seed = (v >= 0.0).then_some(v as u64) />
             </div>
+            <Show when=move || matches!(kind(), ScenarioKind::Chat | ScenarioKind::AgentJson)>
+                <crate::components::load_shape::LoadShapeFields />
+            </Show>
+            <Show when=move || kind() == ScenarioKind::Trace>
+                <crate::components::trace_replay::TraceReplayFields />
+            </Show>
             <Show when=move || kind() == ScenarioKind::ConcurrencySweep>
                 <label>"Concurrency levels"
                     <input data-testid="levels" bind:value=sc.levels() />

@@ -22,7 +22,7 @@ use crate::dialect::Dialect;
 use crate::request::{
     HeaderLineError, auth_header, build_request, filler_text, normalise_base, parse_header_lines,
 };
-use crate::scenario::{Conversation, Job, ScenarioConfig, ScenarioError, ScenarioKind};
+use crate::scenario::{Conversation, Job, Phase, ScenarioConfig, ScenarioError, ScenarioKind};
 
 /// The environment variable the generated file reads the API key from.
 pub const API_KEY_ENV: &str = "TTFT_API_KEY";
@@ -204,8 +204,19 @@ pub fn locust_jobs(
     target: &LocustTarget,
     scenario: &ScenarioConfig,
 ) -> Result<Vec<LocustJob>, LocustError> {
-    let base = normalise_base(&target.base_url);
     let phases = scenario.plan(&target.model, target.dialect)?;
+    Ok(locust_jobs_for_phases(target, scenario, phases))
+}
+
+/// [`locust_jobs`] of phases already planned (a trace replay's, which the scenario cannot plan
+/// without its trace: [`crate::trace::replay_phase`]): the same bodies, labels and planned
+/// times as the studio sends.
+pub fn locust_jobs_for_phases(
+    target: &LocustTarget,
+    scenario: &ScenarioConfig,
+    phases: Vec<Phase>,
+) -> Vec<LocustJob> {
+    let base = normalise_base(&target.base_url);
     let phases = if scenario.kind == ScenarioKind::ConcurrencySweep {
         phases.into_iter().take(1).collect()
     } else {
@@ -241,7 +252,7 @@ pub fn locust_jobs(
             planned_ms: job.planned_ms,
         });
     }
-    Ok(out)
+    out
 }
 
 /// The generated `locustfile.py` for `target` and `scenario`; `run` names the run (every
@@ -251,6 +262,13 @@ pub fn locustfile(
     scenario: &ScenarioConfig,
     run: &str,
 ) -> Result<String, LocustError> {
+    check_base(target)?;
+    let phases = scenario.plan(&target.model, target.dialect)?;
+    locustfile_for_phases(target, scenario, run, phases)
+}
+
+/// The base URL a file can call, with no secret in it.
+fn check_base(target: &LocustTarget) -> Result<(), LocustError> {
     let base = normalise_base(&target.base_url);
     if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(LocustError::NoBaseUrl);
@@ -258,7 +276,22 @@ pub fn locustfile(
     if url_has_secret(&base) {
         return Err(LocustError::SecretInUrl);
     }
-    let jobs = locust_jobs(target, scenario)?;
+    Ok(())
+}
+
+/// [`locustfile`] of phases already planned ([`locust_jobs_for_phases`]): a trace replay's
+/// file sends the trace plan's requests at their planned times, with the replay's lanes as
+/// its users.
+pub fn locustfile_for_phases(
+    target: &LocustTarget,
+    scenario: &ScenarioConfig,
+    run: &str,
+    phases: Vec<Phase>,
+) -> Result<String, LocustError> {
+    check_base(target)?;
+    let base = normalise_base(&target.base_url);
+    let users_cap = phases.iter().map(|p| p.concurrency).max();
+    let jobs = locust_jobs_for_phases(target, scenario, phases);
     let levels = if scenario.kind == ScenarioKind::ConcurrencySweep {
         crate::scenario::parse_levels(&scenario.levels)?
     } else {
@@ -310,6 +343,8 @@ pub fn locustfile(
         ScenarioKind::MultiTurn | ScenarioKind::SharedPrefix | ScenarioKind::PromptSweep
     ) {
         1
+    } else if scenario.kind == ScenarioKind::Trace {
+        users_cap.unwrap_or(1)
     } else {
         scenario.concurrency
     };

@@ -57,6 +57,11 @@ pub enum ScenarioError {
     /// A load shape that cannot be planned.
     #[error("load shape: {0}")]
     Load(#[from] LoadShapeError),
+    /// A trace replay planned without its trace (the trace file is read by the caller).
+    #[error(
+        "no trace loaded: choose a trace file (Mooncake JSONL, Azure LLM inference CSV or BurstGPT CSV) under \"Trace replay\" first"
+    )]
+    NoTrace,
 }
 
 /// Most configurations an A/B run compares.
@@ -146,11 +151,14 @@ pub enum ScenarioKind {
     /// Rounds of a chat behind a long shared system prompt: each round's prompt extends the
     /// previous one, so a server with a prefix cache prefills only what is new.
     SharedPrefix,
+    /// A production trace replayed at its arrival times ([`crate::trace`]): the trace file is
+    /// read by the caller, the options are [`ScenarioConfig::trace`].
+    Trace,
 }
 
 impl ScenarioKind {
     /// All kinds with labels.
-    pub const ALL: [(ScenarioKind, &'static str); 6] = [
+    pub const ALL: [(ScenarioKind, &'static str); 7] = [
         (ScenarioKind::Chat, "Chat"),
         (ScenarioKind::AgentJson, "Agent JSON"),
         (ScenarioKind::MultiTurn, "Multi-turn agent"),
@@ -160,6 +168,7 @@ impl ScenarioKind {
             ScenarioKind::SharedPrefix,
             "Multi-turn shared prefix (prompt cache)",
         ),
+        (ScenarioKind::Trace, "Trace replay"),
     ];
 
     /// Stable id used in reports.
@@ -171,6 +180,7 @@ impl ScenarioKind {
             ScenarioKind::PromptSweep => "prompt_sweep",
             ScenarioKind::ConcurrencySweep => "concurrency_sweep",
             ScenarioKind::SharedPrefix => "shared_prefix",
+            ScenarioKind::Trace => "trace",
         }
     }
 
@@ -285,6 +295,48 @@ pub struct ScenarioConfig {
     /// A/B run) of its own. Absent from settings when 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub repeats: u32,
+    /// A trace replay's options ([`ScenarioKind::Trace`]); the trace itself is not a setting
+    /// (traces are large: the studio holds the file read in memory). Absent from settings
+    /// when the defaults.
+    #[serde(default, skip_serializing_if = "TraceReplay::is_default")]
+    pub trace: TraceReplay,
+}
+
+/// The lanes a trace replay keeps in flight at most, unless the form says otherwise.
+pub const DEFAULT_TRACE_LANES: u32 = 64;
+
+/// A trace replay's options: the window of the trace to replay, how fast, and the most
+/// requests in flight (the open loop's cap: a request whose time comes while every lane is
+/// busy waits, and its schedule lag says so).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TraceReplay {
+    /// Where the window starts, seconds after the trace's first arrival.
+    pub window_start_s: f64,
+    /// How long the window lasts, seconds of the trace; `None`: to the trace's end.
+    pub window_s: Option<f64>,
+    /// How much faster than recorded (10 = ten times the trace's rate).
+    pub speed: f64,
+    /// The most requests in flight (lanes).
+    pub max_concurrency: u32,
+}
+
+impl Default for TraceReplay {
+    fn default() -> Self {
+        Self {
+            window_start_s: 0.0,
+            window_s: None,
+            speed: 1.0,
+            max_concurrency: DEFAULT_TRACE_LANES,
+        }
+    }
+}
+
+impl TraceReplay {
+    /// Whether these are the defaults (left out of settings).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The default count of repeats.
@@ -323,6 +375,7 @@ impl Default for ScenarioConfig {
             extra_body: String::new(),
             arms: Vec::new(),
             repeats: 1,
+            trace: TraceReplay::default(),
         }
     }
 }
@@ -411,7 +464,15 @@ impl ScenarioConfig {
         }
     }
 
-    fn params(&self, model: &str, prompt: String, dialect: Option<Dialect>) -> GenerationParams {
+    /// What every request of the scenario sends but its prompt: `model`, sampling, stream
+    /// options, EOS, extra fields, with `prompt` as the user message (the template of a trace
+    /// replay's requests, [`crate::trace::TraceJob::to_job`]).
+    pub fn params(
+        &self,
+        model: &str,
+        prompt: String,
+        dialect: Option<Dialect>,
+    ) -> GenerationParams {
         let mut messages = Vec::new();
         if self.kind == ScenarioKind::SharedPrefix {
             messages.push((
@@ -596,6 +657,7 @@ impl ScenarioConfig {
                     jobs,
                 }]
             }
+            ScenarioKind::Trace => return Err(ScenarioError::NoTrace),
             ScenarioKind::SharedPrefix => {
                 // Round 1 asks the prompt; later rounds follow up, each sent after everything
                 // said so far ([`Conversation`]), so each prompt extends the one before.

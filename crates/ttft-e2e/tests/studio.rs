@@ -1983,6 +1983,109 @@ async fn a_short_closed_loop_run_says_why_it_has_no_time_slices() -> anyhow::Res
     Ok(())
 }
 
+/// Writes a trace fixture (or any text) to a file of its own for the trace input.
+fn trace_file(name: &str, text: &str) -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("ttft-e2e-traces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(name);
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+/// Chooses `path` in the scenario's trace input (the trace replay kind chosen first).
+async fn choose_trace(c: &fantoccini::Client, path: &std::path::Path) -> anyhow::Result<()> {
+    c.find(Locator::Css("[data-testid=scenario-kind]"))
+        .await?
+        .select_by_value("trace")
+        .await?;
+    c.find(Locator::Css("[data-testid=trace-file]"))
+        .await?
+        .send_keys(path.to_str().unwrap())
+        .await?;
+    Ok(())
+}
+
+/// The number in a `data-` attribute of a test id's element.
+async fn data_number(c: &fantoccini::Client, testid: &str, attr: &str) -> anyhow::Result<f64> {
+    let el = c
+        .find(Locator::Css(&format!("[data-testid={testid}]")))
+        .await?;
+    let v = el.attr(attr).await?.unwrap_or_default();
+    Ok(v.parse().unwrap_or(f64::NAN))
+}
+
+/// The Mooncake fixture (200 requests, shared 512-token prefix blocks) replayed at 10× against
+/// `sim-cache` (a prefix cache of the 256 latest prompts, so all 200 stay): every request
+/// succeeds, the schedule lag's P99 is under its bound, and the cached tokens the server
+/// reported in usage match the reuse the trace's blocks imply. Tolerance 0.5 percentage
+/// points: the simulator's cache serves exactly the blocks the core counts when prompts arrive
+/// in planned order (`crates/ttft-server/tests/trace_prompts.rs`); requests planned a few ms
+/// apart can reach it in the other order over separate connections, which moves a shared
+/// block's hit from one to the other (the same tokens) or, for prompts of different lengths,
+/// a few blocks of 16 tokens. Both shares are of the trace's input tokens: the server's
+/// prompt tokens add its chat template's 4 a request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn a_mooncake_trace_replays_on_time_with_its_prefix_reuse() -> anyhow::Result<()> {
+    use ttft_fixtures::traces;
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "sim-cache").await?;
+    let path = trace_file(traces::MOONCAKE, &traces::read(traces::MOONCAKE))?;
+    choose_trace(c, &path).await?;
+    let plan = wait_text(c, "trace-plan", 10, |t| t.contains("Mooncake JSONL")).await?;
+    assert!(plan.contains("200 requests"), "{plan}");
+    set_field(c, "trace-speed", "10").await?;
+    // Every request may be in flight: at 10× the trace outruns sim-cache (requests take up to
+    // ~35 s under this load), and 64 lanes, all busy, held sends back by seconds (measured).
+    set_field(c, "trace-max-concurrency", "256").await?;
+    wait_text(c, "trace-plan", 5, |t| t.contains("at 10× speed")).await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 240).await?;
+    let shown = wait_text(c, "schedule-lag", 10, |t| t.contains("P99")).await?;
+    let run = saved_runs(c).await?.remove(0);
+    assert_eq!(run.scenario, "trace");
+    assert_eq!(run.requests.len(), 200);
+    assert!(run.requests.iter().all(|r| r.outcome.is_ok()));
+    let lag = ttft_core::schedule::schedule_lag(&run, 0.95).expect("planned sends");
+    let record = ttft_core::trace::TraceReplayRecord::of_settings(&run.settings)
+        .expect("the run keeps its trace record");
+    let cached: u64 = run
+        .requests
+        .iter()
+        .filter_map(|r| r.metrics.cached_tokens)
+        .sum();
+    let expected = data_number(c, "prefix-cache-hit", "data-expected").await?;
+    let measured = data_number(c, "prefix-cache-hit", "data-measured").await?;
+    println!(
+        "mooncake ×10: lag P50 {:.2} ms, P99 {:.2} ms, max {:.2} ms ({shown}); expected reuse {expected:.3} % ({} of {} tokens), measured {measured:.3} % ({cached} cached)",
+        lag.p50_ms.value,
+        lag.p99_ms.value,
+        lag.max_ms,
+        record.expected.reused_tokens,
+        record.expected.prompt_tokens
+    );
+    assert_eq!(record.requests, 200);
+    assert!(
+        lag.p99_ms.value < ttft_core::schedule::LAG_BOUND_MS,
+        "schedule lag P99 {:.1} ms",
+        lag.p99_ms.value
+    );
+    let share = record.expected.share().unwrap() * 100.0;
+    assert!((expected - share).abs() < 1e-3, "{expected} vs {share}");
+    let from_usage = cached as f64 / record.expected.prompt_tokens as f64 * 100.0;
+    assert!(
+        (measured - from_usage).abs() < 1e-3,
+        "{measured} vs {from_usage}"
+    );
+    assert!(
+        (measured - expected).abs() < 0.5,
+        "measured {measured:.2} % vs expected {expected:.2} %"
+    );
+    session.client.close().await?;
+    Ok(())
+}
+
 /// Sets up an open-loop chat run against `sim-slow` (8 batch slots, a long queue: answers of
 /// 32 tokens saturate it near 6.6 requests/s): `requests` Poisson sends at `rate` per second,
 /// 64 lanes (the test server's 12 origins give 72 connections), one warm-up, 32 tokens each.
@@ -2179,5 +2282,125 @@ async fn a_stable_rate_is_not_stopped() -> anyhow::Result<()> {
             .is_empty()
     );
     session.client.clone().close().await?;
+    Ok(())
+}
+
+/// The Azure and BurstGPT fixtures each show a plan naming their format and request count;
+/// a malformed trace shows the error naming its line; a run without a trace says what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn azure_and_burstgpt_traces_plan_and_a_bad_one_names_its_line() -> anyhow::Result<()> {
+    use ttft_core::trace::{TraceFormat, TracePlanOptions, parse, plan};
+    use ttft_fixtures::traces;
+    let session = open_studio().await?;
+    let c = &session.client;
+    c.find(Locator::Css("[data-testid=scenario-kind]"))
+        .await?
+        .select_by_value("trace")
+        .await?;
+    click(c, "start-run").await?;
+    wait_text(c, "notice", 10, |t| t.contains("no trace loaded")).await?;
+    for (name, format) in [
+        (traces::AZURE, TraceFormat::Azure),
+        (traces::BURSTGPT, TraceFormat::BurstGpt),
+    ] {
+        let text = traces::read(name);
+        let n = plan(&parse(text.as_bytes(), None)?, &TracePlanOptions::default())?
+            .jobs
+            .len();
+        choose_trace(c, &trace_file(name, &text)?).await?;
+        let shown = wait_text(c, "trace-plan", 10, |t| t.contains(format.name())).await?;
+        assert!(shown.contains(&format!("{n} requests")), "{shown}");
+        assert!(
+            c.find(Locator::Css("[data-testid=trace-error]"))
+                .await
+                .is_err()
+        );
+    }
+    let bad = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [1]}\n{\"timestamp\": 5, \"input_length\": \"ten\", \"output_length\": 5, \"hash_ids\": [2]}\n";
+    choose_trace(c, &trace_file("bad.jsonl", bad)?).await?;
+    let error = wait_text(c, "trace-error", 10, |t| t.contains("line 2")).await?;
+    assert!(error.contains("bad.jsonl"), "{error}");
+    assert!(
+        c.find(Locator::Css("[data-testid=trace-plan]"))
+            .await
+            .is_err()
+    );
+    session.client.close().await?;
+    Ok(())
+}
+
+/// A gamma run (burstiness 0.5) and a linear ramp, set in the form, each finish with their
+/// schedule lag shown; a shape that cannot be planned is named and no run starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn gamma_and_ramp_runs_show_their_schedule_lag() -> anyhow::Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "24").await?;
+    // The open loop's cap: at 8 lanes, all busy in the bursts, sends went ~300 ms late
+    // (measured); 32 leaves a lane free for every planned send.
+    set_field(c, "concurrency", "32").await?;
+    set_field(c, "max-tokens", "16").await?;
+    let shape = |v: &'static str| async move {
+        c.find(Locator::Css("[data-testid=load-shape]"))
+            .await?
+            .select_by_value(v)
+            .await
+    };
+    shape("gamma").await?;
+    set_field(c, "rate", "8").await?;
+    set_field(c, "burstiness", "0").await?;
+    let error = wait_text(c, "load-shape-error", 5, |t| t.contains("burstiness")).await?;
+    click(c, "start-run").await?;
+    wait_text(c, "notice", 10, |t| t.contains("cannot start: load shape")).await?;
+    println!("bad shape: {error}");
+    set_field(c, "burstiness", "0.5").await?;
+    wait_text(c, "load-shape-describe", 5, |t| {
+        t == "gamma, 8 req/s, burstiness 0.5"
+    })
+    .await?;
+    assert!(
+        c.find(Locator::Css("[data-testid=load-shape-error]"))
+            .await
+            .is_err()
+    );
+    click(c, "start-run").await?;
+    wait_run_complete(c, 120).await?;
+    let gamma = wait_text(c, "schedule-lag", 10, |t| t.contains("P99")).await?;
+    let run = saved_runs(c).await?.remove(0);
+    let settings: ttft_core::scenario::ScenarioConfig =
+        serde_json::from_value(run.settings.clone())?;
+    assert!(matches!(
+        settings.load,
+        Some(ttft_core::arrivals::LoadShape::Gamma { burstiness, .. }) if burstiness == 0.5
+    ));
+    shape("linear_ramp").await?;
+    set_field(c, "ramp-from", "2").await?;
+    set_field(c, "ramp-to", "12").await?;
+    set_field(c, "ramp-over", "2").await?;
+    wait_text(c, "load-shape-describe", 5, |t| {
+        t.starts_with("linear ramp 2 → 12 req/s over 2 s")
+    })
+    .await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 120).await?;
+    let ramp = wait_text(c, "schedule-lag", 10, |t| t.contains("P99")).await?;
+    let runs = saved_runs(c).await?;
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        let lag = ttft_core::schedule::schedule_lag(r, 0.95).expect("planned sends");
+        assert_eq!(lag.planned, 24);
+        assert!(
+            lag.max_ms < ttft_core::schedule::LAG_BOUND_MS,
+            "{}: lag max {:.1} ms",
+            r.title,
+            lag.max_ms
+        );
+        println!("{}: lag P99 {:.2} ms", r.title, lag.p99_ms.value);
+    }
+    println!("gamma: {gamma}\nramp: {ramp}");
+    session.client.close().await?;
     Ok(())
 }

@@ -11,6 +11,7 @@
 mod parse;
 mod plan;
 mod prompt;
+mod replay;
 mod time;
 
 use std::fmt;
@@ -23,6 +24,9 @@ pub use plan::{
     TracePlanOptions, eos_note, plan,
 };
 pub use prompt::{BLOCK_TOKENS, BlockKey, PrefixReuse, PromptBlock, prefix_reuse};
+pub use replay::{
+    ReuseComparison, SETTINGS_KEY, TraceReplayError, TraceReplayRecord, plan_options, replay_phase,
+};
 
 /// A trace file format the studio reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

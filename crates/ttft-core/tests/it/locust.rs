@@ -95,13 +95,32 @@ fn every_dialect_and_kind_no_secret_every_body_compiles() {
             let t = target(d);
             let sc = scenario(kind);
             let run = "2026-11-30T22:41:07Z-sim-fast";
-            let file = locustfile(&t, &sc, run).unwrap();
+            // A trace replay is planned from its trace (the scenario cannot plan it alone).
+            let (file, jobs) = if kind == ScenarioKind::Trace {
+                let trace = ttft_core::trace::parse(
+                    ttft_fixtures::traces::read(ttft_fixtures::traces::AZURE).as_bytes(),
+                    None,
+                )
+                .unwrap();
+                let template = sc.params(&t.model, String::new(), d);
+                let (phase, _) =
+                    ttft_core::trace::replay_phase(&trace, &sc.trace, 1, &template, d).unwrap();
+                let phases = vec![phase];
+                (
+                    ttft_core::locust::locustfile_for_phases(&t, &sc, run, phases.clone()).unwrap(),
+                    ttft_core::locust::locust_jobs_for_phases(&t, &sc, phases),
+                )
+            } else {
+                (
+                    locustfile(&t, &sc, run).unwrap(),
+                    locust_jobs(&t, &sc).unwrap(),
+                )
+            };
             let what = format!("{d:?} {kind:?}");
             assert!(!file.contains(KEY), "{what}: the key is in the file");
             assert!(!file.contains("SECRET-9f8e"), "{what}: part of the key");
             assert!(file.contains("TTFT_API_KEY"), "{what}: names the env var");
             assert!(file.is_ascii() || file.lines().next().is_some());
-            let jobs = locust_jobs(&t, &sc).unwrap();
             assert!(!jobs.is_empty());
             let Some(py) = py else { continue };
             let path = write(

@@ -33,6 +33,7 @@ mod summary_file;
 mod time_slices;
 mod timeline_file;
 mod trace;
+mod trace_replay;
 mod uncertainty;
 mod user_figures;
 mod votes;
