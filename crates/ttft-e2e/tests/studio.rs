@@ -2335,6 +2335,17 @@ async fn azure_and_burstgpt_traces_plan_and_a_bad_one_names_its_line() -> anyhow
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn gamma_and_ramp_runs_show_their_schedule_lag() -> anyhow::Result<()> {
+    /// The shown run's rate chart's series, once drawn.
+    async fn rate_series(c: &fantoccini::Client) -> anyhow::Result<Vec<String>> {
+        drawn_charts(c, "rate-chart-grid", 30).await?;
+        let series = c
+            .find(Locator::Css("[data-testid=rate-chart]"))
+            .await?
+            .attr("data-series")
+            .await?
+            .unwrap_or_default();
+        Ok(series.split('|').map(str::to_owned).collect())
+    }
     let session = open_studio().await?;
     let c = &session.client;
     set_field(c, "model", "sim-fast").await?;
@@ -2369,6 +2380,7 @@ async fn gamma_and_ramp_runs_show_their_schedule_lag() -> anyhow::Result<()> {
     click(c, "start-run").await?;
     wait_run_complete(c, 120).await?;
     let gamma = wait_text(c, "schedule-lag", 10, |t| t.contains("P99")).await?;
+    let gamma_series = rate_series(c).await?;
     let run = saved_runs(c).await?.remove(0);
     let settings: ttft_core::scenario::ScenarioConfig =
         serde_json::from_value(run.settings.clone())?;
@@ -2387,8 +2399,28 @@ async fn gamma_and_ramp_runs_show_their_schedule_lag() -> anyhow::Result<()> {
     click(c, "start-run").await?;
     wait_run_complete(c, 120).await?;
     let ramp = wait_text(c, "schedule-lag", 10, |t| t.contains("P99")).await?;
+    // Both runs draw their planned against their achieved rate.
+    for series in [gamma_series, rate_series(c).await?] {
+        assert_eq!(series[..2], ["planned".to_owned(), "achieved".to_owned()]);
+    }
     let runs = saved_runs(c).await?;
     assert_eq!(runs.len(), 2);
+    // The ramp's planned rate climbs from its first bin to its last, and what was achieved
+    // follows it (the newest run is first).
+    let bins = ttft_core::schedule::rate_chart(&runs[0], 500.0, 0.95);
+    let (first, last) = (bins.first().expect("bins"), bins.last().expect("bins"));
+    assert!(
+        first.planned_per_s < last.planned_per_s,
+        "the ramp's plan climbs: {:.1} → {:.1} req/s",
+        first.planned_per_s,
+        last.planned_per_s
+    );
+    println!(
+        "ramp planned vs achieved per 0.5 s: {:?}",
+        bins.iter()
+            .map(|b| (b.planned_per_s, b.achieved.per_s))
+            .collect::<Vec<_>>()
+    );
     for r in &runs {
         let lag = ttft_core::schedule::schedule_lag(r, 0.95).expect("planned sends");
         assert_eq!(lag.planned, 24);
