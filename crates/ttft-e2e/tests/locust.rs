@@ -908,3 +908,120 @@ async fn check_probe_against_server(
     );
     Ok(())
 }
+
+/// A trace too heavy for one tab runs on Locust workers (#32): the Azure fixture's 50 requests
+/// replayed at 10× through the exported locustfile, split over two workers. Every request goes
+/// once, at its planned offset (the lines' schedule lag under the studio's 50 ms bound), the
+/// plan's offsets kept to the millisecond, and each answer held to the trace's output length.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Locust: run `cargo xtask test`"]
+async fn a_trace_replays_through_locust_at_its_planned_times() -> Result<()> {
+    use ttft_core::scenario::TraceReplay;
+    use ttft_fixtures::traces::{AZURE, read};
+    let port = start_reference_endpoint().await?;
+    let dir = temp_dir("trace")?;
+    let trace = ttft_core::trace::parse(read(AZURE).as_bytes(), None)?;
+    let scenario = ScenarioConfig {
+        kind: ScenarioKind::Trace,
+        ..ScenarioConfig::default()
+    };
+    let replay = TraceReplay {
+        speed: 10.0,
+        max_concurrency: 48,
+        ..TraceReplay::default()
+    };
+    let template = scenario.params(MODEL, String::new(), None);
+    let (phase, plan) = ttft_core::trace::replay_phase(&trace, &replay, 7, &template, None)?;
+    let planned: Vec<f64> = phase.jobs.iter().filter_map(|j| j.planned_ms).collect();
+    let mut lengths: Vec<u64> = plan
+        .jobs
+        .iter()
+        .map(|j| u64::from(j.output_tokens))
+        .collect();
+    ensure!(planned.len() == 50, "{} planned", planned.len());
+    let target = LocustTarget {
+        base_url: format!("http://127.0.0.1:{port}"),
+        dialect: None,
+        model: MODEL.into(),
+        extra_headers: String::new(),
+    };
+    let run = "locust-trace";
+    let file = dir.join("locustfile.py");
+    std::fs::write(
+        &file,
+        ttft_core::locust::locustfile_for_phases(&target, &scenario, run, vec![phase])?,
+    )?;
+    let mut procs = start_locust_users(&file, &dir, "60s", 25, 48, 48)?;
+    wait_master(&mut procs, &dir, Duration::from_secs(120)).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(procs);
+    let files = worker_files(&dir)?;
+    let lines = lines_of(&files);
+    ensure!(
+        lines.len() == 50,
+        "{} lines in {} files",
+        lines.len(),
+        files.len()
+    );
+    // Each worker's lines on its own clock: its offsets from its first planned send.
+    let mut offsets = Vec::new();
+    let mut lags = Vec::new();
+    for (_, text) in &files {
+        let mine: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let first = mine
+            .iter()
+            .filter_map(|l| l["planned_ms"].as_f64())
+            .fold(f64::INFINITY, f64::min);
+        for l in &mine {
+            let p = l["planned_ms"]
+                .as_f64()
+                .context("a line without planned_ms")?;
+            let sent = l["sent_ms"].as_f64().context("sent_ms")?;
+            offsets.push(p - first);
+            lags.push(sent - p);
+        }
+    }
+    // The plan's offsets, split between the workers as the file splits them (every other one).
+    let mut expected: Vec<f64> = (0..2)
+        .flat_map(|k| {
+            let mine: Vec<f64> = planned.iter().copied().skip(k).step_by(2).collect();
+            let first = mine[0];
+            mine.into_iter().map(move |p| p - first)
+        })
+        .collect();
+    let sort = |v: &mut Vec<f64>| v.sort_by(f64::total_cmp);
+    sort(&mut offsets);
+    sort(&mut expected);
+    for (got, want) in offsets.iter().zip(&expected) {
+        ensure!(
+            (got - want).abs() < 1.0,
+            "offset {got:.1} ms, planned {want:.1} ms"
+        );
+    }
+    let lag = ttft_core::schedule::lag_figures(&lags, ttft_core::schedule::LAG_BOUND_MS, 0.95)
+        .context("lags")?;
+    println!(
+        "locust trace replay: 50 requests, lag P50 {:.1} ms, P99 {:.1} ms, max {:.1} ms",
+        lag.p50_ms.value, lag.p99_ms.value, lag.max_ms
+    );
+    ensure!(
+        lag.max_ms < ttft_core::schedule::LAG_BOUND_MS,
+        "Locust fell behind the trace: max lag {:.1} ms",
+        lag.max_ms
+    );
+    let merged = merge_files(&files, &MergeOptions::default())?;
+    let mut got: Vec<u64> = merged
+        .report
+        .requests
+        .iter()
+        .map(|r| r.metrics.output_tokens)
+        .collect();
+    got.sort_unstable();
+    lengths.sort_unstable();
+    ensure!(got == lengths, "output tokens {got:?}, trace {lengths:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
