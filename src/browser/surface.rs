@@ -7,7 +7,7 @@
 //!   chat does);
 //! - **paint time**: Element Timing where the browser has it (`PerformanceObserver
 //!   .supportedEntryTypes` holds `"element"`): every element an update inserts carries
-//!   `elementtiming="u<n>"`, and the update was painted at the earliest `renderTime` of its own
+//!   `elementtiming="s<surface>-u<n>"`, and the update was painted at the earliest `renderTime` of its own
 //!   or a later update's elements (a re-render that replaced it before a frame showed it first
 //!   showed its text then). If any update got no entry, or the browser has no Element Timing,
 //!   every paint time is the `performance.now()` of the first animation frame after the update
@@ -107,6 +107,8 @@ struct Record {
     frame_ms: Vec<Option<f64>>,
     /// Per update: its earliest Element Timing `renderTime` (page time).
     element_ms: Vec<Option<f64>>,
+    /// Per update: whether it inserted an element (one Element Timing can report).
+    inserted: Vec<bool>,
     /// Updates still waiting for their animation frame.
     awaiting_frame: Vec<usize>,
 }
@@ -117,9 +119,11 @@ pub struct DomSurface {
     closed: Element,
     tail: Element,
     surface: Surface,
+    /// Its updates' `elementtiming` names: `s<surface>-u<update>`.
+    prefix: String,
     origin: f64,
     record: Rc<RefCell<Record>>,
-    _element_timing: Option<Observer>,
+    element_timing: Option<Observer>,
 }
 
 impl DomSurface {
@@ -132,12 +136,20 @@ impl DomSurface {
         root.append_child(&closed).ok()?;
         root.append_child(&tail).ok()?;
         let record = Rc::new(RefCell::new(Record::default()));
+        // Every surface's observer sees every element entry of the page: its own are named
+        // after it.
+        static SURFACES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let prefix = format!(
+            "s{}-u",
+            SURFACES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let own = prefix.clone();
         let element_timing = supports_entry_type("element")
             .then(|| {
                 let record = Rc::clone(&record);
                 Observer::new("element", move |e| {
                     let Some(n) = text(e, "identifier")
-                        .and_then(|id| id.strip_prefix('u').and_then(|n| n.parse::<usize>().ok()))
+                        .and_then(|id| id.strip_prefix(&own).and_then(|n| n.parse::<usize>().ok()))
                     else {
                         return;
                     };
@@ -156,9 +168,10 @@ impl DomSurface {
             closed,
             tail,
             surface: Surface::new(mode),
+            prefix,
             origin,
             record,
-            _element_timing: element_timing,
+            element_timing,
         })
     }
 
@@ -168,7 +181,7 @@ impl DomSurface {
         let released = now_ms();
         let update = self.surface.push(piece);
         let n = self.record.borrow().updates.len();
-        let id = format!("u{n}");
+        let id = format!("{}{n}", self.prefix);
         let fresh: Vec<Element> = match update {
             Update::All(html) => {
                 self.closed.set_inner_html("");
@@ -203,6 +216,7 @@ impl DomSurface {
         ));
         r.frame_ms.push(None);
         r.element_ms.push(None);
+        r.inserted.push(!fresh.is_empty());
         r.awaiting_frame.push(n);
         if r.awaiting_frame.len() == 1 {
             let record = Rc::clone(&self.record);
@@ -222,14 +236,19 @@ impl DomSurface {
     pub fn trace(&self, strategy: &str, frames: &FrameStats) -> PaintTrace {
         let r = self.record.borrow();
         // The earliest paint of this or a later update's elements: a later update's paint showed
-        // this one's text too.
+        // this one's text too. An update that inserted nothing (whitespace) was on screen with
+        // its first frame.
         let mut later = f64::INFINITY;
         let mut by_element = vec![None; r.updates.len()];
         for (i, e) in r.element_ms.iter().enumerate().rev() {
             later = later.min(e.unwrap_or(f64::INFINITY));
-            by_element[i] = later.is_finite().then_some(later);
+            by_element[i] = if r.inserted[i] {
+                later.is_finite().then_some(later)
+            } else {
+                r.frame_ms[i]
+            };
         }
-        let timed = self._element_timing.is_some() && by_element.iter().all(Option::is_some);
+        let timed = self.element_timing.is_some() && by_element.iter().all(Option::is_some);
         let source = if timed {
             PaintSource::ElementTiming
         } else {
@@ -260,6 +279,11 @@ impl DomSurface {
             busy_ms: r.updates.iter().map(|u| u.2).sum(),
             span_ms: frames.span_ms,
         }
+    }
+
+    /// How many updates Element Timing reported a paint of their own for.
+    pub fn element_timed(&self) -> usize {
+        self.record.borrow().element_ms.iter().flatten().count()
     }
 
     /// Whether every update so far has been through an animation frame.
@@ -312,7 +336,7 @@ struct Watch {
 pub struct FrameWatch {
     origin: f64,
     watch: Rc<RefCell<Watch>>,
-    _loaf: Option<Observer>,
+    loaf_observer: Option<Observer>,
 }
 
 impl FrameWatch {
@@ -357,7 +381,7 @@ impl FrameWatch {
         Self {
             origin,
             watch,
-            _loaf: loaf,
+            loaf_observer: loaf,
         }
     }
 
@@ -379,7 +403,7 @@ impl FrameWatch {
             .filter(|g| **g > 1.5 * interval)
             .map(|g| ((g / interval).round() as u32).saturating_sub(1))
             .sum();
-        let loaf = self._loaf.is_some();
+        let loaf = self.loaf_observer.is_some();
         let long_frames = if loaf {
             w.loaf.clone()
         } else {

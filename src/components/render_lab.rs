@@ -92,7 +92,21 @@ struct Outcome {
     figures: Result<PaintFigures, String>,
     first_arrival_ms: Option<f64>,
     frames: FrameStats,
+    element_timed: usize,
 }
+
+/// What one strategy's surface recorded in a play.
+struct Played {
+    strategy: Strategy,
+    releases: Vec<Release>,
+    trace: PaintTrace,
+    frames: FrameStats,
+    /// Updates Element Timing reported a paint of their own for.
+    element_timed: usize,
+}
+
+/// What a finished play hands on.
+type Done = Callback<Vec<Played>>;
 
 /// A play under way.
 struct Play {
@@ -107,7 +121,7 @@ struct Play {
 type Playing = Rc<RefCell<Option<Play>>>;
 
 /// Applies every release due by now, then waits for the next (or for the paints, at the end).
-fn tick(playing: Playing, done: Callback<Vec<(Strategy, Vec<Release>, PaintTrace, FrameStats)>>) {
+fn tick(playing: Playing, done: Done) {
     let wait = {
         let mut guard = playing.borrow_mut();
         let Some(p) = guard.as_mut() else { return };
@@ -141,11 +155,7 @@ fn tick(playing: Playing, done: Callback<Vec<(Strategy, Vec<Release>, PaintTrace
 }
 
 /// Ends a play once every update has had its frame (or after `tries` more waits).
-fn settle(
-    playing: Playing,
-    done: Callback<Vec<(Strategy, Vec<Release>, PaintTrace, FrameStats)>>,
-    tries: u32,
-) {
+fn settle(playing: Playing, done: Done, tries: u32) {
     let settled = playing
         .borrow()
         .as_ref()
@@ -164,9 +174,12 @@ fn settle(
     let out = p
         .lanes
         .into_iter()
-        .map(|(s, releases, surface)| {
-            let trace = surface.trace(s.id(), &stats);
-            (s, releases, trace, stats.clone())
+        .map(|(strategy, releases, surface)| Played {
+            trace: surface.trace(strategy.id(), &stats),
+            element_timed: surface.element_timed(),
+            strategy,
+            releases,
+            frames: stats.clone(),
         })
         .collect();
     done.run(out);
@@ -182,6 +195,7 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
         figures,
         first_arrival_ms,
         frames,
+        element_timed,
     } = outcome;
     let id = strategy.id();
     let fmt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
@@ -248,6 +262,7 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
             data-refused=refused
             data-source=trace.source.label()
             data-updates=trace.updates.len().to_string()
+            data-element-timed=element_timed.to_string()
             data-releases=releases.len().to_string()
             data-release-digest=digest(&releases)
             data-release-first-ms=fmt(releases.first().map(|r| r.at_ms))
@@ -272,10 +287,7 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
 }
 
 /// The outcome of each strategy from what the play recorded.
-fn outcomes(
-    record: &RequestRecord,
-    played: Vec<(Strategy, Vec<Release>, PaintTrace, FrameStats)>,
-) -> Vec<Outcome> {
+fn outcomes(record: &RequestRecord, played: Vec<Played>) -> Vec<Outcome> {
     let arrived = arrivals(record);
     let mut end = 0;
     let chunks: Vec<ContentChunk> = arrived
@@ -292,13 +304,14 @@ fn outcomes(
     let meaningful_at = (opener > 0).then_some(opener);
     played
         .into_iter()
-        .map(|(strategy, releases, trace, frames)| Outcome {
-            figures: figures(&trace, &chunks, meaningful_at).map_err(|e| e.to_string()),
-            strategy,
-            releases,
-            trace,
+        .map(|p| Outcome {
+            figures: figures(&p.trace, &chunks, meaningful_at).map_err(|e| e.to_string()),
+            strategy: p.strategy,
+            releases: p.releases,
+            trace: p.trace,
             first_arrival_ms: arrived.first().map(|a| a.at_ms),
-            frames,
+            frames: p.frames,
+            element_timed: p.element_timed,
         })
         .collect()
 }
