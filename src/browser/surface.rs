@@ -9,8 +9,8 @@
 //!   .supportedEntryTypes` holds `"element"`): every element an update inserts carries
 //!   `elementtiming="s<surface>-u<n>"`, and the update was painted at the earliest `renderTime` of its own
 //!   or a later update's elements (a re-render that replaced it before a frame showed it first
-//!   showed its text then). If any update got no entry, or the browser has no Element Timing,
-//!   every paint time is the `performance.now()` of the first animation frame after the update
+//!   showed its text then). If any update got no entry, Element Timing reported fewer than nine
+//!   in ten of the updates the screen showed, or the browser has no Element Timing, every paint time is the `performance.now()` of the first animation frame after the update
 //!   instead, labelled [`PaintSource::FrameEstimate`];
 //! - **frames** ([`FrameWatch`], one for the page): an animation-frame loop counts frames and
 //!   dropped frames (gaps above 1.5 refresh intervals); long frames come from the Long Animation
@@ -248,7 +248,13 @@ impl DomSurface {
                 r.frame_ms[i]
             };
         }
-        let timed = self.element_timing.is_some() && by_element.iter().all(Option::is_some);
+        // Element Timing's times only where it reported nine in ten of the updates the screen
+        // showed (Chromium leaves many text paints unreported): else the frame estimates.
+        let (reported, shown) = self.element_coverage();
+        let timed = self.element_timing.is_some()
+            && reported * 10 >= shown * 9
+            && shown > 0
+            && by_element.iter().all(Option::is_some);
         let source = if timed {
             PaintSource::ElementTiming
         } else {
@@ -281,9 +287,17 @@ impl DomSurface {
         }
     }
 
-    /// How many updates Element Timing reported a paint of their own for.
-    pub fn element_timed(&self) -> usize {
-        self.record.borrow().element_ms.iter().flatten().count()
+    /// Element Timing's coverage: of the updates the screen can have shown (those that
+    /// inserted elements and were the last of their animation frame), how many it reported a
+    /// paint of their own for; `(reported, shown)`.
+    pub fn element_coverage(&self) -> (usize, usize) {
+        let r = self.record.borrow();
+        let n = r.updates.len();
+        let shown: Vec<usize> = (0..n)
+            .filter(|&i| r.inserted[i] && (i + 1 == n || r.frame_ms[i + 1] != r.frame_ms[i]))
+            .collect();
+        let reported = shown.iter().filter(|&&i| r.element_ms[i].is_some()).count();
+        (reported, shown.len())
     }
 
     /// Whether every update so far has been through an animation frame.

@@ -92,7 +92,7 @@ struct Outcome {
     figures: Result<PaintFigures, String>,
     first_arrival_ms: Option<f64>,
     frames: FrameStats,
-    element_timed: usize,
+    element_timed: (usize, usize),
 }
 
 /// What one strategy's surface recorded in a play.
@@ -101,8 +101,8 @@ struct Played {
     releases: Vec<Release>,
     trace: PaintTrace,
     frames: FrameStats,
-    /// Updates Element Timing reported a paint of their own for.
-    element_timed: usize,
+    /// Element Timing's coverage ([`DomSurface::element_coverage`]).
+    element_timed: (usize, usize),
 }
 
 /// What a finished play hands on.
@@ -176,7 +176,7 @@ fn settle(playing: Playing, done: Done, tries: u32) {
         .into_iter()
         .map(|(strategy, releases, surface)| Played {
             trace: surface.trace(strategy.id(), &stats),
-            element_timed: surface.element_timed(),
+            element_timed: surface.element_coverage(),
             strategy,
             releases,
             frames: stats.clone(),
@@ -245,7 +245,7 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
         _ => "render cost: fewer than 10 updates".to_owned(),
     };
     let frames_text = format!(
-        "{} frames, {} dropped, {} long ({}) · painted by {}",
+        "{} frames, {} dropped, {} long ({}) · painted by {} (Element Timing reported {} of {} updates shown)",
         frames.frames,
         frames.dropped,
         frames.long_frames.len(),
@@ -254,7 +254,9 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
         } else {
             "frame gaps"
         },
-        trace.source.label()
+        trace.source.label(),
+        element_timed.0,
+        element_timed.1
     );
     view! {
         <div class="lab-figures" data-testid=format!("lab-figures-{id}")
@@ -262,7 +264,8 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
             data-refused=refused
             data-source=trace.source.label()
             data-updates=trace.updates.len().to_string()
-            data-element-timed=element_timed.to_string()
+            data-element-timed=element_timed.0.to_string()
+            data-element-shown=element_timed.1.to_string()
             data-releases=releases.len().to_string()
             data-release-digest=digest(&releases)
             data-release-first-ms=fmt(releases.first().map(|r| r.at_ms))
