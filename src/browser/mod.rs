@@ -6,6 +6,7 @@
 //! [`storage`] keeps runs and settings, [`files`] reads the files a user chooses, [`echarts`]
 //! hands chart options to ECharts, [`service_worker`] keeps the offline copy of the app shell,
 //! [`metrics_scrape`] reads the server's `/metrics` during a run, [`health`] watches the tab.
+//! [`surface`] draws a chat surface for the rendering lab and records what it painted, when.
 //!
 //! A leaf: nothing here imports the app's state, actions, components or lazy parts; functions
 //! take and give plain data, the core's types and web handles.
@@ -21,6 +22,7 @@ pub mod pool;
 pub mod service_worker;
 pub mod stamper;
 pub mod storage;
+pub mod surface;
 
 /// Runs `f` when the page is first idle (`requestIdleCallback`; a second from now where there
 /// is none): for loads the page will want soon but must not hold up its first paint.

@@ -19,6 +19,7 @@ pub mod offline;
 pub mod openers;
 pub mod rate_chart;
 pub mod reader_settings;
+pub mod render_lab;
 pub mod replay;
 pub mod report_view;
 pub mod request_table;

@@ -463,6 +463,7 @@ fn complete_parts_view(r: Arc<Report>, agg: Aggregates, started: f64) -> AnyView
         <crate::components::roofline::RooflinePanel measured_ms=measured context_tokens=context />
         // Only the (at most four) streams the replay plays are copied.
         <crate::components::replay::Replay records=r.requests.iter().filter(|q| !q.warmup && !q.replay.is_empty()).take(4).cloned().collect() reading=r.experience.reading />
+        <crate::components::render_lab::OpenLab report=r.clone() />
         <crate::components::openers::HouseOpeners report=r.clone() />
         <ShareBox report=r.clone() />
         <crate::components::slo::SloPanel report=r.clone() result=slo.into() />

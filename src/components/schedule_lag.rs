@@ -12,7 +12,7 @@ use ttft_core::uncertainty::Estimate;
 const LEVEL: f64 = 0.95;
 
 /// `12.3 ms [10.1–15.0]`, or the requests an interval needs.
-fn estimate_text(e: &Estimate, scale: f64, unit: &str) -> String {
+pub(crate) fn estimate_text(e: &Estimate, scale: f64, unit: &str) -> String {
     let v = |x: f64| format!("{:.1}{unit}", x * scale);
     match (&e.interval, e.needs) {
         (Some(i), _) => format!("{} [{}–{}]", v(e.value), v(i.lo), v(i.hi)),

@@ -225,10 +225,10 @@ pub fn render_cost_by_length(trace: &PaintTrace) -> Vec<(usize, f64)> {
         .collect()
 }
 
-/// Whether a trace's render cost grows with the answer: the median cost of the last fifth of
-/// its updates over that of the first fifth (`None` with fewer than 10 updates or a first
-/// fifth that cost nothing measurable).
-pub fn render_cost_growth(trace: &PaintTrace) -> Option<f64> {
+/// The median render cost (ms) of the first fifth of a trace's updates and of its last fifth
+/// (`None` with fewer than 10 updates): what rendering cost at the start of the answer and at
+/// its end.
+pub fn render_cost_ends(trace: &PaintTrace) -> Option<(f64, f64)> {
     let n = trace.updates.len();
     if n < 10 {
         return None;
@@ -238,7 +238,16 @@ pub fn render_cost_growth(trace: &PaintTrace) -> Option<f64> {
         let s = sorted(&us.iter().map(|u| u.render_ms).collect::<Vec<_>>());
         s[s.len() / 2]
     };
-    let first = median(&trace.updates[..fifth]);
-    let last = median(&trace.updates[n - fifth..]);
+    Some((
+        median(&trace.updates[..fifth]),
+        median(&trace.updates[n - fifth..]),
+    ))
+}
+
+/// Whether a trace's render cost grows with the answer: the median cost of the last fifth of
+/// its updates over that of the first fifth ([`render_cost_ends`]; `None` with fewer than 10
+/// updates or a first fifth that cost nothing measurable).
+pub fn render_cost_growth(trace: &PaintTrace) -> Option<f64> {
+    let (first, last) = render_cost_ends(trace)?;
     (first > 0.0).then(|| last / first)
 }

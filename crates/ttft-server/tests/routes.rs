@@ -172,6 +172,31 @@ async fn coalescing_profile_and_continuous_usage() {
     assert!(m.coalesced);
 }
 
+/// `sim-markdown` (#31, the rendering lab's) answers with exactly the tokens asked, as a
+/// markdown document: headings, and lists, code fences, tables or quotes between them.
+#[tokio::test]
+async fn sim_markdown_answers_in_markdown() {
+    let app = server();
+    let (_, _, b) = post(
+        &app,
+        "/v1/chat/completions",
+        chat("sim-markdown", 2000),
+        &[],
+    )
+    .await;
+    let m = RequestMetrics::compute(&parse(&b), &MetricsConfig::default());
+    assert_eq!(m.output_tokens, 2000);
+    let headings = m.text.lines().filter(|l| l.starts_with("## ")).count();
+    assert!(
+        headings >= 10,
+        "{headings} headings in {} bytes",
+        m.text.len()
+    );
+    for mark in ["```rust", "| --- |", "- **Point", "> "] {
+        assert!(m.text.contains(mark), "no {mark:?} in {}", m.text);
+    }
+}
+
 /// `sim-house` starts every answer with a house phrase that no opener list holds: the default
 /// list reads it as content; a run's answers offer it (it recurs while what follows differs);
 /// added to a team's list, the opener ends after it.

@@ -203,6 +203,10 @@ fn browser_suites(tally: &mut Tally) {
         "end-to-end: readable by everyone, axe-core (headless Chromium)",
         e2e_suite("readable"),
     );
+    tally.step(
+        "end-to-end: the rendering lab on a 2,000-token markdown answer (headless Chromium)",
+        e2e_suite("lab"),
+    );
     match ensure_llama() {
         Ok((server, model)) => {
             tally.step("end-to-end against llama.cpp (real model)", {

@@ -3,7 +3,7 @@
 
 use ttft_core::paint::{
     ContentChunk, LongFrame, PaintError, PaintSource, PaintTrace, PaintedUpdate, figures,
-    render_cost_by_length, render_cost_growth, run_lag,
+    render_cost_by_length, render_cost_ends, render_cost_growth, run_lag,
 };
 
 /// A trace of `updates` `(text_end, released, painted, render)`.
@@ -106,6 +106,10 @@ fn render_cost_growth_tells_rerendering_all_from_incremental() {
     assert!((render_cost_growth(&trace(&flat)).unwrap() - 1.0).abs() < 1e-9);
     assert!(render_cost_growth(&trace(&growing[..5])).is_none());
     assert_eq!(render_cost_by_length(&trace(&growing))[99], (8_000, 5.0));
+    // The ends are the medians of the first and last 20 updates: updates 11 and 91 (1-based).
+    let (start, end) = render_cost_ends(&trace(&growing)).unwrap();
+    assert!((start - 0.55).abs() < 1e-9 && (end - 4.55).abs() < 1e-9, "{start} {end}");
+    assert!(render_cost_ends(&trace(&growing[..9])).is_none());
 }
 
 /// A lag drawn from a shifted log-normal (a frame's wait plus a skewed tail), seeded.

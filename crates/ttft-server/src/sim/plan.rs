@@ -137,10 +137,12 @@ pub fn plan(profile: &Profile, input: &PlanInput<'_>) -> Plan {
             out.extend(pieces(PieceKind::Answer, text::house(chinese)));
         }
         let rest = n.saturating_sub(out.len()).max(1);
-        out.extend(pieces(
-            PieceKind::Answer,
-            text::prose_tokens(&mut rng, rest, chinese),
-        ));
+        let answer = if profile.behaviour == Behaviour::Markdown {
+            text::markdown_tokens(&mut rng, rest)
+        } else {
+            text::prose_tokens(&mut rng, rest, chinese)
+        };
+        out.extend(pieces(PieceKind::Answer, answer));
     }
     if out.len() > n && finish == "length" {
         out.truncate(n);

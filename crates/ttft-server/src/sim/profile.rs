@@ -20,6 +20,8 @@ pub enum Behaviour {
     Agent,
     /// Fails sometimes: mid-stream errors, stalls, dropped connections.
     Flaky,
+    /// Answers in markdown: headings, lists, code fences, tables (the rendering lab's, #31).
+    Markdown,
 }
 
 /// A simulated model.
@@ -198,6 +200,14 @@ pub fn profiles() -> Vec<Profile> {
             },
             tokens_per_chunk: 1,
             behaviour: Behaviour::Prose,
+            prefix_cache: false,
+        },
+        Profile {
+            name: "sim-markdown",
+            description: "Answers in markdown (headings, lists, code fences, tables), TTFT ≈ 60 ms, ITL ≈ 8 ms: 2,000 tokens make a long document to render (the rendering lab's test)",
+            latency: lat(40.0, 0.1, 6.0),
+            tokens_per_chunk: 1,
+            behaviour: Behaviour::Markdown,
             prefix_cache: false,
         },
         Profile {

@@ -140,6 +140,64 @@ pub fn house(chinese: bool) -> Vec<String> {
     })
 }
 
+/// Section titles of `sim-markdown`'s answers.
+const TOPICS: &[&str] = &[
+    "Prefill and the prompt",
+    "Decoding is bound by memory",
+    "Batching under load",
+    "What the user waits for",
+    "Caching the prefix",
+    "Measuring in the client",
+];
+
+/// A markdown block of `sim-markdown`'s: a list, a code fence, a table or a quote.
+fn markdown_block(rng: &mut Rng) -> String {
+    let sentence = |rng: &mut Rng| SENTENCES[rng.below(SENTENCES.len() - 2)];
+    match rng.below(4) {
+        0 => (0..3 + rng.below(3))
+            .map(|i| {
+                let mark = if i % 2 == 0 { "-" } else { "1." };
+                format!("{mark} **Point {}**: {}\n", i + 1, sentence(rng))
+            })
+            .collect::<String>(),
+        1 => format!(
+            "```rust\nfn itl_ms(gaps: &[f64]) -> f64 {{\n    let total: f64 = gaps.iter().sum();\n    total / gaps.len().max(1) as f64 // {} ms\n}}\n```\n",
+            10 + rng.below(90)
+        ),
+        2 => {
+            let mut t = "| metric | P50 | P99 |\n| --- | ---: | ---: |\n".to_owned();
+            for name in ["TTFT", "ITL", "E2E"] {
+                let p50 = 10 + rng.below(500);
+                t.push_str(&format!("| {name} | {p50} ms | {} ms |\n", p50 * 3));
+            }
+            t
+        }
+        _ => format!("> {}\n", sentence(rng)),
+    }
+}
+
+/// Exactly `n` tokens of a markdown document (`sim-markdown`): sections with a heading, a
+/// paragraph and a list, code fence, table or quote each, so a long answer makes a long
+/// document for a chat UI's markdown renderer.
+pub fn markdown_tokens(rng: &mut Rng, n: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(n);
+    let mut section = 0;
+    while out.len() < n {
+        section += 1;
+        let title = TOPICS[rng.below(TOPICS.len())];
+        let para = (0..2).map(|_| SENTENCES[rng.below(SENTENCES.len() - 2)]);
+        let para: Vec<&str> = para.collect();
+        let text = format!(
+            "## {section}. {title}\n\n{}\n\n{}\n",
+            para.join(" "),
+            markdown_block(rng)
+        );
+        out.extend(tokenize(&text));
+    }
+    out.truncate(n);
+    out
+}
+
 /// A value fitting a JSON schema (objects, arrays, strings, numbers, booleans, enums).
 pub fn value_for_schema(schema: &Value, rng: &mut Rng, depth: u32) -> Value {
     if let Some(e) = schema
