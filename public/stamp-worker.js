@@ -17,7 +17,12 @@
 //      {type: "abort"}  abort every request in flight and drop every queued one (a cancelled
 //                       run; partial data kept)
 //      {type: "reset"}  empty Resource Timing before a run
+//      A job (sent or queued) with `watch: true` is shown live on the page's chat surface if
+//      no other request of this worker is being shown: each of its reads is also posted as
+//      it is stamped (after the stamp, so the stamp never waits for it).
 // Out: {type: "ready", timeOrigin}
+//      {type: "read", id, timeOrigin, sentAt, at, bytes}  a read of the request shown live
+//      {type: "watch-end", id}  the request shown live is over (its "done" follows)
 //      {type: "alive"}  every second while a queue runs
 //      {type: "queue-done", queue}
 //      {type: "done", id, timeOrigin, sentAt, headersAt, status, contentType, requestId,
@@ -51,6 +56,8 @@ self.onmessage = (event) => {
 // While a queue runs, the page hears from this worker at least every second, so it can tell a
 // silent worker from a long request.
 let heartbeat = null;
+// The id of the request whose reads the page draws live, if any (one at a time).
+let watching = null;
 
 // Runs a queue on its lanes: each lane takes the next job the moment its previous one is over.
 async function runQueue(m) {
@@ -99,6 +106,8 @@ async function send(m) {
   let sizes = new Uint32Array(2048);
   const parts = [];
   let n = 0;
+  const watched = m.watch === true && watching === null;
+  if (watched) watching = m.id;
   try {
     const init = { method: "POST", headers: m.headers, body: m.body, signal: controller.signal };
     out.sentAt = performance.now();
@@ -133,6 +142,12 @@ async function send(m) {
         sizes[n] = r.value.byteLength;
         parts.push(r.value);
         n++;
+        if (watched) {
+          self.postMessage({
+            type: "read", id: m.id, timeOrigin: performance.timeOrigin, sentAt: out.sentAt, at: t,
+            bytes: r.value,
+          });
+        }
       }
     } else {
       out.endAt = performance.now();
@@ -144,6 +159,10 @@ async function send(m) {
   }
   clearTimeout(timer);
   inFlight.delete(m.id);
+  if (watched) {
+    watching = null;
+    self.postMessage({ type: "watch-end", id: m.id });
+  }
   // The request is over: from here on nothing is stamped for it.
   let total = 0;
   for (let k = 0; k < n; k++) total += sizes[k];

@@ -26,6 +26,7 @@ use components::compare::CompareView;
 use components::confidence_settings::ConfidenceSettings;
 use components::endpoint_panel::EndpointPanel;
 use components::guide::{Guide, ReaderBar};
+use components::live_surface::LiveSurface;
 use components::offline::{OfflineNotice, UpdateBanner};
 use components::openers::OpenerSettings;
 use components::report_view::ReportView;
@@ -66,6 +67,7 @@ pub fn App() -> impl IntoView {
         scenario: Store::new(browser::storage::load_scenario().unwrap_or_default()),
         confidence: RwSignal::new(browser::storage::load_confidence().unwrap_or_default()),
         openers: RwSignal::new(actions::settings::load_openers()),
+        surface: RwSignal::new(actions::settings::load_surface()),
         handle: StoredValue::new_local(None),
         view_parts: components::report_view::load_view_parts,
     };
@@ -99,6 +101,7 @@ pub fn App() -> impl IntoView {
             <section class="content">
                 <ReaderBar />
                 <RunControls />
+                <LiveSurface />
                 <Guide />
                 <ConfidenceSettings />
                 <CompareView />

@@ -389,6 +389,9 @@ pub struct Studio {
     /// The team's opener list (its changes to the default phrases, kept on this device): new
     /// runs decide their meaningful first token with it.
     pub openers: RwSignal<ttft_core::openers::OpenerEdits>,
+    /// How the live chat surface draws the answers while a run streams (kept on this device);
+    /// `None` = it does not draw.
+    pub surface: RwSignal<Option<ttft_render::Strategy>>,
     /// Cancels the live run.
     pub handle: StoredValue<Option<RunHandle>, LocalStorage>,
     /// Loads the report views' code before a run sends anything (`actions::run::load_run_parts`).

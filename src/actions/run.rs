@@ -28,6 +28,7 @@ use ttft_core::scenario::{
 
 use super::studio::{add_runs, is_busy, is_running, notify, set_compared, show_run};
 use crate::browser::cancel::RunHandle;
+use crate::browser::drawing::LiveDrawing;
 use crate::browser::fetch::{reference_origins, sleep_ms};
 use crate::browser::health::HealthMonitor;
 use crate::browser::metrics_scrape::MetricsScraper;
@@ -262,9 +263,13 @@ lazy_part! {
         if let Some(w) = &watch {
             w.start(run_start);
         }
+        let drawing = live_drawing(studio);
         run_phases(plan, handle.clone(), on_batch).await;
         if let Some(w) = &watch {
             w.finish();
+        }
+        if let Some(d) = drawing {
+            keep_paints(studio, d).await;
         }
         let samples = monitor.finish();
         let scrapes = match scraper {
@@ -279,6 +284,38 @@ lazy_part! {
             }
         });
         finish_runs(studio, parts).map(|ids| (ids, handle.is_cancelled()))
+    }
+}
+
+/// The live surface's drawing of this run's answers, when the user chose a strategy and the
+/// surface is on the page.
+fn live_drawing(studio: Studio) -> Option<LiveDrawing> {
+    let strategy = studio.surface.get_untracked()?;
+    let root = web_sys::window()?
+        .document()?
+        .query_selector("[data-testid=live-surface]")
+        .ok()??;
+    Some(LiveDrawing::start(root, strategy))
+}
+
+/// What the live surface painted goes in the run's report: each drawn answer's figures, by the
+/// core from the answer's recorded arrivals; a trace the core refused is said.
+async fn keep_paints(studio: Studio, drawing: LiveDrawing) {
+    let (strategy, traces) = drawing.finish().await;
+    let mut refused = Vec::new();
+    update_live(studio, |r| {
+        let (painted, errors) = ttft_core::report::painted::painted_run(r, &strategy, &traces);
+        r.painted = Some(painted);
+        refused = errors;
+    });
+    if let Some(e) = refused.first() {
+        notify(
+            studio,
+            format!(
+                "{} drawn answer(s) left out of the paint figures: {e}",
+                refused.len()
+            ),
+        );
     }
 }
 

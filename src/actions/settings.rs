@@ -31,6 +31,8 @@ const KEY: &str = "ttft-studio.key";
 const HEADERS: &str = "ttft-studio.headers";
 /// The team's opener list: its changes to the default phrases.
 const OPENERS: &str = "ttft-studio.openers";
+/// How the live chat surface draws (`null` = off).
+const SURFACE: &str = "ttft-studio.surface";
 
 /// Saved endpoint settings, with the key and the extra headers only if the user opted in.
 ///
@@ -140,6 +142,18 @@ pub fn remove_opener(studio: Studio, phrase: &str) {
     let mut edits = studio.openers.get_untracked();
     edits.remove(phrase);
     keep_openers(studio, edits);
+}
+
+/// How the live surface draws, as last chosen on this device (off when never chosen).
+pub fn load_surface() -> Option<ttft_render::Strategy> {
+    storage::load_setting(SURFACE).flatten()
+}
+
+/// Chooses how the live surface draws the next runs' answers (`None` = not at all), kept on
+/// this device.
+pub fn choose_surface(studio: Studio, strategy: Option<ttft_render::Strategy>) {
+    storage::save_setting(SURFACE, &strategy);
+    studio.surface.set(strategy);
 }
 
 fn keep_openers(studio: Studio, edits: OpenerEdits) {

@@ -6,17 +6,21 @@
 //! [`storage`] keeps runs and settings, [`files`] reads the files a user chooses, [`echarts`]
 //! hands chart options to ECharts, [`service_worker`] keeps the offline copy of the app shell,
 //! [`metrics_scrape`] reads the server's `/metrics` during a run, [`health`] watches the tab.
-//! [`surface`] draws a chat surface for the rendering lab and records what it painted, when.
+//! [`surface`] draws a chat surface for the rendering lab and records what it painted, when;
+//! [`live`] taps the reads of the request shown live and [`drawing`] draws them while a run
+//! streams.
 //!
 //! A leaf: nothing here imports the app's state, actions, components or lazy parts; functions
 //! take and give plain data, the core's types and web handles.
 
 pub mod cancel;
 pub mod clock;
+pub mod drawing;
 pub mod echarts;
 pub mod fetch;
 pub mod files;
 pub mod health;
+pub mod live;
 pub mod metrics_scrape;
 pub mod pool;
 pub mod service_worker;

@@ -23,6 +23,7 @@ use web_sys::{MessageEvent, Worker};
 use super::cancel::RunHandle;
 use super::clock::now_ms as now;
 use super::fetch::{Exchange, Failure, bad_header, failure, sleep_ms};
+use super::live::{self, LiveEvent};
 
 /// The worker script, relative to the page.
 const WORKER_URL: &str = "public/stamp-worker.js";
@@ -152,6 +153,10 @@ impl StampWorkers {
                             let _ = r.call0(&JsValue::NULL);
                         }
                     }
+                    Some("read") => deliver_read(&data),
+                    Some("watch-end") => live::deliver(LiveEvent::End {
+                        id: get(&data, "id").as_f64().unwrap_or(-1.0) as u32,
+                    }),
                     Some(kind @ ("done" | "queue-done")) => {
                         let key = if kind == "done" { "id" } else { "queue" };
                         let id = get(&data, key).as_f64().unwrap_or(-1.0) as u32;
@@ -232,6 +237,7 @@ impl StampWorkers {
         let id = self.new_id();
         let msg = send_message(id, spec, secret_headers, timeout_ms);
         let _ = Reflect::set(&msg, &"type".into(), &"send".into());
+        let _ = Reflect::set(&msg, &"watch".into(), &live::wanted().into());
         let (done, resolve, _reject) = deferred();
         // If the worker dies, its own timeout dies with it: the page gives up a little later.
         let window = web_sys::window();
@@ -282,6 +288,7 @@ impl StampWorkers {
         let lanes = lanes.max(1);
         let workers = self.slots.len().min(lanes);
         let start_epoch = page_origin + now();
+        let watch = live::wanted();
         // Per worker: its lanes, the (job, id) pairs it runs and its queue's id.
         let mut per_worker: Vec<(usize, Vec<(usize, u32)>)> = (0..workers)
             .map(|w| {
@@ -309,6 +316,11 @@ impl StampWorkers {
                 let msg = send_message(id, &jobs[k].spec, secret_headers, timeout_ms);
                 if let Some(at) = jobs[k].at_ms {
                     let _ = Reflect::set(&msg, &"atMs".into(), &at.into());
+                }
+                // The first worker's requests are the ones the live surface may draw (one at a
+                // time), so two workers never draw at once.
+                if w == 0 && watch {
+                    let _ = Reflect::set(&msg, &"watch".into(), &true.into());
                 }
                 list.push(&msg);
                 pending.push((k, id, self.wait_for(id)));
@@ -384,6 +396,24 @@ impl StampWorkers {
             }
         }
     }
+}
+
+/// Hands a worker's `read` message of a watched request to the live tap, on the page's clock.
+fn deliver_read(data: &JsValue) {
+    let page_origin = page_origin();
+    let worker_origin = get(data, "timeOrigin").as_f64().unwrap_or(page_origin);
+    let num = |key: &str| get(data, key).as_f64().unwrap_or(0.0);
+    let sent_at = num("sentAt");
+    live::deliver(LiveEvent::Read {
+        id: num("id") as u32,
+        sent_at: to_page_clock(sent_at, worker_origin, page_origin),
+        sent_epoch_ms: worker_origin + sent_at,
+        at: to_page_clock(num("at"), worker_origin, page_origin),
+        bytes: get(data, "bytes")
+            .dyn_into::<Uint8Array>()
+            .map(|a| a.to_vec())
+            .unwrap_or_default(),
+    });
 }
 
 /// A request of a queue the workers run.

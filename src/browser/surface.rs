@@ -94,7 +94,7 @@ impl Drop for Observer {
 }
 
 /// Runs `f` at the next animation frame with its timestamp and `performance.now()` then.
-fn next_frame(f: impl FnOnce(f64, f64) + 'static) {
+pub(super) fn next_frame(f: impl FnOnce(f64, f64) + 'static) {
     let cb =
         Closure::once_into_js(move |t: JsValue| f(t.as_f64().unwrap_or_else(now_ms), now_ms()));
     if let Some(w) = web_sys::window() {

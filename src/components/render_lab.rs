@@ -18,8 +18,9 @@ use std::time::Duration;
 use leptos::html::Div;
 use leptos::prelude::*;
 use ttft_core::paint::{
-    ContentChunk, PaintFigures, PaintTrace, figures, render_cost_ends, render_cost_growth, run_lag,
+    PaintError, PaintFigures, PaintTrace, render_cost_ends, render_cost_growth, run_lag,
 };
+use ttft_core::report::painted::{content_chunks, request_figures};
 use ttft_core::report::{Report, RequestRecord};
 use ttft_render::{Arrival, FRAME_MS, Release, Smoothing, Strategy, release};
 
@@ -89,7 +90,7 @@ struct Outcome {
     strategy: Strategy,
     releases: Vec<Release>,
     trace: PaintTrace,
-    figures: Result<PaintFigures, String>,
+    figures: Result<PaintFigures, PaintError>,
     first_arrival_ms: Option<f64>,
     frames: FrameStats,
     element_timed: (usize, usize),
@@ -204,7 +205,7 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
     let release_gap = max_gap(releases.iter().map(|r| r.at_ms));
     let paint_gap = max_gap(trace.updates.iter().map(|u| u.painted_ms));
     let (refused, lines) = match &figures {
-        Err(e) => (e.clone(), vec![format!("Refused: {e}")]),
+        Err(e) => (e.to_string(), vec![format!("Refused: {e}")]),
         Ok(f) => {
             let lag = run_lag(std::iter::once(f), LEVEL);
             let lag_text = lag.as_ref().map_or("no chunk painted".to_owned(), |l| {
@@ -289,30 +290,18 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
     }
 }
 
-/// The outcome of each strategy from what the play recorded.
+/// The outcome of each strategy from what the play recorded: its figures by the core, from
+/// the request's recorded arrivals ([`request_figures`]).
 fn outcomes(record: &RequestRecord, played: Vec<Played>) -> Vec<Outcome> {
-    let arrived = arrivals(record);
-    let mut end = 0;
-    let chunks: Vec<ContentChunk> = arrived
-        .iter()
-        .map(|a| {
-            end += a.text.len();
-            ContentChunk {
-                at_ms: a.at_ms,
-                text_end: end,
-            }
-        })
-        .collect();
-    let opener = record.metrics.opener_text.len();
-    let meaningful_at = (opener > 0).then_some(opener);
+    let first_arrival_ms = content_chunks(record).first().map(|c| c.at_ms);
     played
         .into_iter()
         .map(|p| Outcome {
-            figures: figures(&p.trace, &chunks, meaningful_at).map_err(|e| e.to_string()),
+            figures: request_figures(record, &p.trace),
             strategy: p.strategy,
             releases: p.releases,
             trace: p.trace,
-            first_arrival_ms: arrived.first().map(|a| a.at_ms),
+            first_arrival_ms,
             frames: p.frames,
             element_timed: p.element_timed,
         })

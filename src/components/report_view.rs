@@ -603,6 +603,7 @@ fn report_body(r: Arc<Report>, complete: bool) -> AnyView {
         <crate::components::openers::RunOpeners report=r.clone() />
         {complete.then(|| view! { <crate::components::time_slices::SteadyStateChoice report=r.clone() /> })}
         {headline_view}
+        <crate::components::painted::PaintHeadline report=r.clone() />
         {complete.then(|| view! { <crate::components::reader_settings::ReaderSettings config=r.experience carried=headline /> })}
         <Groups agg=agg.clone() />
         {r.source_summary.clone().map(|s| view! { <crate::components::source_summary::SourceSummaryTable summary=s /> })}

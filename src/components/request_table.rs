@@ -63,7 +63,12 @@ fn notes(r: &RequestRecord) -> String {
 
 /// One request's row (notes cut to one line; the full text is its tooltip); `slo` gives its
 /// cell in the SLO column once the run is scored.
-fn row(r: &RequestRecord, slo: Memo<HashMap<u32, String>>) -> impl IntoView + use<> {
+/// `painted` is when the live surface painted its first answer token, if it drew the request.
+fn row(
+    r: &RequestRecord,
+    painted: Option<f64>,
+    slo: Memo<HashMap<u32, String>>,
+) -> impl IntoView + use<> {
     let index = r.index;
     let slo_cell = move || slo.with(|m| m.get(&index).cloned().unwrap_or_default());
     let m = &r.metrics;
@@ -78,7 +83,7 @@ fn row(r: &RequestRecord, slo: Memo<HashMap<u32, String>>) -> impl IntoView + us
     view! {
         <tr class=if r.outcome.is_failure() { "failed" } else if r.outcome.is_cut_by_client() { "cut" } else { "" } data-outcome=r.outcome.kind()>
             <td>{r.index}</td><td>{r.group.clone()}</td><td>{r.outcome.kind()}</td>
-            <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td class="first-answer">{ms(m.first_answer_ms)}</td><td>{ms(m.meaningful_ms)}</td>
+            <td>{ms(r.browser_queue_ms)}</td><td>{ms(m.ttfb_ms)}</td><td class="ttft">{ms(m.ttft_ms)}</td><td class="first-answer">{ms(m.first_answer_ms)}</td><td class="painted" data-testid="request-painted">{ms(painted)}</td><td>{ms(m.meaningful_ms)}</td>
             <td class="ttst" data-testid="request-ttst">{ms(m.ttst_ms())}</td>
             <td>{ms(itl)}</td><td>{format!("{} ({:?})", m.output_tokens, m.token_source)}</td><td>{ms(m.e2e_ms)}</td>
             <td class="output-per-user" data-testid="request-output-per-user">{per_s(m.user_output_tokens_per_s())}</td>
@@ -158,10 +163,14 @@ pub fn RequestTable(
                 <div class="request-sizer" style:height=move || format!("{:.0}px", head_px.get() + n as f64 * row_px.get())>
                     <table class="request-table" data-testid="requests" data-rows=n
                         style:top=move || format!("{:.0}px", range.get().0 as f64 * row_px.get())>
-                        <thead node_ref=head><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th title="Browser queue">"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th title="First answer">"First answer"</th><th>"Meaningful"</th><th title="Time to second token: the output arriving after the first token's">"2nd token"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th title="Per-user output tokens/s: tokens after the first arrival over the first to the last output arrival">"Out tok/s"</th><th title="Per-user prefill tokens/s: prompt tokens the server reported over TTFT">"Prefill tok/s"</th><th title="Met the run's service-level objectives, or which it failed">"SLO"</th><th>"Notes"</th></tr></thead>
+                        <thead node_ref=head><tr><th>"#"</th><th>"Group"</th><th>"Outcome"</th><th title="Browser queue">"Browser queue"</th><th>"TTFB"</th><th title="First token of any kind: reasoning, tool call or answer">"TTFT"</th><th title="First answer">"First answer"</th><th title="When the live surface painted the first answer token, for the answers it drew">"Painted"</th><th>"Meaningful"</th><th title="Time to second token: the output arriving after the first token's">"2nd token"</th><th>"ITL P50"</th><th>"Tokens"</th><th>"E2E"</th><th title="Per-user output tokens/s: tokens after the first arrival over the first to the last output arrival">"Out tok/s"</th><th title="Per-user prefill tokens/s: prompt tokens the server reported over TTFT">"Prefill tok/s"</th><th title="Met the run's service-level objectives, or which it failed">"SLO"</th><th>"Notes"</th></tr></thead>
                         <tbody node_ref=body>
                             <For each=move || { let (a, b) = range.get(); a..b } key=|i| *i let:i>
-                                {report.with_value(|r| row(&r.requests[i], slo))}
+                                {report.with_value(|r| {
+                                    let q = &r.requests[i];
+                                    let painted = r.painted.as_ref().and_then(|p| p.requests.iter().find(|d| d.index == q.index)).and_then(|d| d.figures.first_painted_ms);
+                                    row(q, painted, slo)
+                                })}
                             </For>
                         </tbody>
                     </table>

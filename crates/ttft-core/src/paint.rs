@@ -251,3 +251,23 @@ pub fn render_cost_growth(trace: &PaintTrace) -> Option<f64> {
     let (first, last) = render_cost_ends(trace)?;
     (first > 0.0).then(|| last / first)
 }
+
+/// What the page's chat surface drew during a run: the strategy it drew the answers with
+/// (`ttft_render::Strategy::id`) and the figures of each answer it drew (one at a time, so
+/// with several streams only some requests have figures).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaintedRun {
+    /// The strategy.
+    pub strategy: String,
+    /// Each drawn request's figures, by its index in the run.
+    pub requests: Vec<PaintedRequest>,
+}
+
+/// One drawn request's paint figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaintedRequest {
+    /// The request's index in the run (`RequestRecord::index`).
+    pub index: u32,
+    /// Its figures.
+    pub figures: PaintFigures,
+}

@@ -187,3 +187,158 @@ async fn the_lab_plays_a_markdown_answer_through_four_strategies() -> Result<()>
     session.client.close().await?;
     Ok(())
 }
+
+/// The live surface draws a run's answers while it streams (incremental, 6 markdown answers
+/// at 1 stream): every answer is drawn, painted never before it arrived, and its figures go
+/// in the headline, the request table and the saved report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn the_live_surface_draws_a_run_and_its_paints_go_in_the_report() -> Result<()> {
+    const REQUESTS: usize = 6;
+    let session = open_studio().await?;
+    let c = &session.client;
+    wait_text(c, "connection-result", 10, |t| t.contains("connected")).await?;
+    set_field(c, "surface-strategy", "incremental").await?;
+    c.wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("[data-testid=live-surface]"))
+        .await?;
+    set_field(c, "model", "sim-markdown").await?;
+    set_field(c, "requests", &REQUESTS.to_string()).await?;
+    set_field(c, "concurrency", "1").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "200").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 120).await?;
+    let shown = wait_text(c, "paint-headline", 20, |t| t.contains("painted")).await?;
+    println!("{shown}");
+    let run = saved_runs(c).await?.remove(0);
+    let painted = run
+        .painted
+        .as_ref()
+        .context("the report keeps what was painted")?;
+    assert_eq!(painted.strategy, "incremental");
+    assert_eq!(
+        painted.requests.len(),
+        REQUESTS,
+        "one stream: every answer drawn, none refused ({shown})"
+    );
+    for d in &painted.requests {
+        let r = &run.requests[d.index as usize];
+        let arrived = ttft_core::report::painted::content_chunks(r)[0].at_ms;
+        let first = d.figures.first_painted_ms.context("a first paint")?;
+        println!(
+            "request {}: first answer token arrived {arrived:.1} ms, painted {first:.1} ms ({})",
+            d.index,
+            d.figures.source.label()
+        );
+        ensure!(
+            first >= arrived,
+            "request {}: painted before it arrived",
+            d.index
+        );
+        ensure!(d.figures.lags_ms.iter().all(|l| *l >= 0.0));
+        ensure!(!d.figures.lags_ms.is_empty());
+    }
+    let headline = c.find(Locator::Css("[data-testid=paint-headline]")).await?;
+    assert_eq!(
+        headline.attr("data-drawn").await?.as_deref(),
+        Some(&*REQUESTS.to_string())
+    );
+    let delay: f64 = headline
+        .attr("data-delay-ms")
+        .await?
+        .unwrap_or_default()
+        .parse()?;
+    ensure!((0.0..1_000.0).contains(&delay), "painting added {delay} ms");
+    let cells = c
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=request-painted]')].map(e => e.textContent);",
+            vec![],
+        )
+        .await?;
+    let cells: Vec<String> = serde_json::from_value(cells)?;
+    ensure!(
+        cells.len() == REQUESTS && cells.iter().all(|t| t.contains("ms")),
+        "every row says when it was painted: {cells:?}"
+    );
+    session.client.close().await?;
+    Ok(())
+}
+
+/// Drawing moves no network stamp: the calibration (sim-bench, 1 stream, so the surface draws
+/// every answer) with the live surface re-rendering every answer whole stays within the
+/// run-to-run spread of medians of the one with it off. As in the offline copy's test, a pair whose medians differ is measured
+/// again, up to three pairs in alternating order: noise passes in one, a surface that delayed
+/// the stamps fails all three. The surface's run must have drawn answers (so it was on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn drawing_moves_no_network_stamp() -> Result<()> {
+    const PAIRS: usize = 3;
+    let session = open_studio().await?;
+    let c = &session.client;
+    wait_text(c, "connection-result", 10, |t| t.contains("connected")).await?;
+    set_field(c, "concurrency", "1").await?;
+    let mut differences = Vec::new();
+    for pair in 1..=PAIRS {
+        let order = if pair % 2 == 1 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        let mut results = Vec::new();
+        for drawing in order {
+            set_field(
+                c,
+                "surface-strategy",
+                if drawing { "rerender-all" } else { "off" },
+            )
+            .await?;
+            click(c, "calibrate").await?;
+            // The previous calibration's sentence stays until this one starts.
+            wait_text(c, "calibration", 10, |t| t.contains("Calibrating")).await?;
+            wait_text(c, "calibration", 90, |t| t.contains("timing error")).await?;
+            let run = saved_runs(c).await?.remove(0);
+            let drawn = run.painted.as_ref().map_or(0, |p| p.requests.len());
+            let measured = run.requests.iter().filter(|r| !r.warmup).count();
+            ensure!(
+                if drawing {
+                    drawn >= measured
+                } else {
+                    drawn == 0
+                },
+                "surface {}: {drawn} answers drawn",
+                if drawing { "on" } else { "off" }
+            );
+            let result = ttft_core::calibration::calibrate(
+                &run,
+                &ground_truths(session.studio.port, &run).await?,
+                1,
+            );
+            ensure!(result.mismatched == 0 && result.failed == 0, "{result:?}");
+            println!(
+                "pair {pair}, surface {} ({drawn} answers drawn): {}",
+                if drawing { "on" } else { "off" },
+                result.sentence()
+            );
+            results.push(result);
+        }
+        if pair % 2 == 0 {
+            results.reverse();
+        }
+        match worse_median_error(&results[0], &results[1], "the surface drawing")? {
+            None => {
+                session.client.close().await?;
+                return Ok(());
+            }
+            Some(d) => {
+                println!("pair {pair}: {d}");
+                differences.push(d);
+            }
+        }
+    }
+    anyhow::bail!(
+        "the error rose with the surface drawing in all {PAIRS} pairs: {}",
+        differences.join("; ")
+    )
+}

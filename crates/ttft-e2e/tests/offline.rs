@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
-use ttft_core::calibration::{CalibrationResult, calibrate};
+use ttft_core::calibration::calibrate;
 use ttft_e2e::*;
 
 /// Cuts (or restores) the page's network, as DevTools' "Offline" does.
@@ -354,7 +354,7 @@ async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
         if pair % 2 == 0 {
             results.reverse();
         }
-        match worse_with_the_worker(&results[0], &results[1])? {
+        match worse_median_error(&results[0], &results[1], "the service worker")? {
             None => {
                 c.clone().close().await?;
                 return Ok(());
@@ -369,36 +369,6 @@ async fn the_offline_copy_stays_out_of_the_measurement() -> Result<()> {
         "the error rose with the service worker in all {PAIRS} pairs: {}",
         differences.join("; ")
     )
-}
-
-/// Where the run with the offline copy measured a worse median error than the one without,
-/// beyond this machine's run-to-run spread of medians (1 ms); `None` when it did not.
-fn worse_with_the_worker(
-    without: &CalibrationResult,
-    with: &CalibrationResult,
-) -> Result<Option<String>> {
-    for (name, a, b, slack) in [
-        (
-            "TTFT P50",
-            without.ttft_error_p50_ms,
-            with.ttft_error_p50_ms,
-            1.0,
-        ),
-        (
-            "ITL P50",
-            without.itl_error_p50_ms,
-            with.itl_error_p50_ms,
-            1.0,
-        ),
-    ] {
-        let (a, b) = (a.context(name)?, b.context(name)?);
-        if b > a + slack {
-            return Ok(Some(format!(
-                "{name} |error| {b:.2} ms with the service worker vs {a:.2} ms without"
-            )));
-        }
-    }
-    Ok(None)
 }
 
 /// A new build (another sw.js) installs beside the old one and waits: the page says a new

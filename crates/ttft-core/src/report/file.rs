@@ -108,6 +108,7 @@ impl Report {
             group: None,
             openers: OpenerEdits::default(),
             saturation: None,
+            painted: None,
         }
     }
 

@@ -120,6 +120,7 @@ impl Report {
     pub fn split_arms(self, arm_of: &[usize], parts: Vec<ArmPart>) -> Vec<Report> {
         let mut per_arm: Vec<Vec<RequestRecord>> = vec![Vec::new(); parts.len()];
         let mut shell = self;
+        let painted = shell.painted.take();
         for (i, r) in std::mem::take(&mut shell.requests).into_iter().enumerate() {
             if let Some(list) = arm_of.get(i).and_then(|&a| per_arm.get_mut(a)) {
                 list.push(r);
@@ -135,6 +136,21 @@ impl Report {
                     r.index = sent.binary_search(&r.index).map_or(r.index, |k| k as u32);
                 }
                 let mut report = shell.clone();
+                // The answers the surface drew go with their arm, renumbered as its requests.
+                report.painted = painted.as_ref().map(|p| crate::paint::PaintedRun {
+                    strategy: p.strategy.clone(),
+                    requests: p
+                        .requests
+                        .iter()
+                        .filter_map(|d| {
+                            let k = sent.binary_search(&d.index).ok()?;
+                            Some(crate::paint::PaintedRequest {
+                                index: k as u32,
+                                figures: d.figures.clone(),
+                            })
+                        })
+                        .collect(),
+                });
                 report.title = part.title;
                 report.endpoint = part.endpoint;
                 report.group = Some(part.group);

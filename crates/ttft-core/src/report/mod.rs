@@ -15,6 +15,7 @@ use crate::timeline::{Outcome, RequestTimeline};
 pub mod file;
 pub mod group;
 pub mod health;
+pub mod painted;
 pub mod saturation;
 pub mod slo;
 pub mod source;
@@ -244,6 +245,10 @@ pub struct Report {
     /// imported runs and files made before the stop. Share links carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saturation: Option<saturation::SaturationCheck>,
+    /// What the page's chat surface drew while the run streamed: its strategy and the paint
+    /// figures of the answers it drew ([`painted`]); `None` when the surface was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub painted: Option<crate::paint::PaintedRun>,
 }
 
 /// A browser's name and major version from its user agent (`Firefox 153`, `Chrome 156`,

@@ -278,8 +278,45 @@ fn an_interleaved_run_splits_into_one_report_per_arm() {
         })
         .collect();
     let settings = run.settings.clone();
+    let mut run = run;
+    // The surface drew requests 1 (arm B's first) and 4 (arm A's third).
+    let figures = |first: f64| ttft_core::paint::PaintFigures {
+        source: ttft_core::paint::PaintSource::FrameEstimate,
+        first_painted_ms: Some(first),
+        first_painted_meaningful_ms: Some(first),
+        lags_ms: vec![5.0],
+        long_frames: 0,
+        dropped_frames: 0,
+        frames: 10,
+        busy_share: None,
+    };
+    run.painted = Some(ttft_core::paint::PaintedRun {
+        strategy: "incremental".into(),
+        requests: [(1, 205.0), (4, 125.0)]
+            .map(|(index, first)| ttft_core::paint::PaintedRequest {
+                index,
+                figures: figures(first),
+            })
+            .to_vec(),
+    });
     let arms = run.split_arms(&arm_of, parts);
     assert_eq!(arms.len(), 2);
+    let drawn = |a: usize| -> Vec<(u32, Option<f64>)> {
+        let p = arms[a]
+            .painted
+            .as_ref()
+            .expect("each arm keeps the surface's record");
+        p.requests
+            .iter()
+            .map(|d| (d.index, d.figures.first_painted_ms))
+            .collect()
+    };
+    assert_eq!(
+        drawn(0),
+        [(2, Some(125.0))],
+        "arm A's third request, renumbered"
+    );
+    assert_eq!(drawn(1), [(0, Some(205.0))], "arm B's first");
     assert_eq!(
         arms[0].title,
         "chat · sim-ab · A/B 1 of 2 · 2025-03-14T09:26:53"

@@ -857,6 +857,7 @@ fn report_of(requests: Vec<RequestRecord>) -> Report {
         group: None,
         openers: Default::default(),
         saturation: None,
+        painted: None,
     }
 }
 

@@ -18,6 +18,7 @@ mod locust;
 mod naming;
 mod openers;
 mod paint;
+mod painted;
 mod peer_files;
 mod probe;
 mod prompt_cache;

@@ -108,7 +108,10 @@ fn render_cost_growth_tells_rerendering_all_from_incremental() {
     assert_eq!(render_cost_by_length(&trace(&growing))[99], (8_000, 5.0));
     // The ends are the medians of the first and last 20 updates: updates 11 and 91 (1-based).
     let (start, end) = render_cost_ends(&trace(&growing)).unwrap();
-    assert!((start - 0.55).abs() < 1e-9 && (end - 4.55).abs() < 1e-9, "{start} {end}");
+    assert!(
+        (start - 0.55).abs() < 1e-9 && (end - 4.55).abs() < 1e-9,
+        "{start} {end}"
+    );
     assert!(render_cost_ends(&trace(&growing[..9])).is_none());
 }
 

@@ -1,0 +1,105 @@
+//! A run's paint figures ([`ttft_core::report::painted`]): traces go with the requests they
+//! drew by send time, a paint before its arrival is refused, warm-ups stay out of the
+//! headline, and the headline's medians are those of the drawn answers.
+
+use ttft_core::paint::{PaintSource, PaintTrace, PaintedUpdate};
+use ttft_core::report::RequestRecord;
+use ttft_core::report::painted::{content_chunks, paint_headline, painted_run};
+use ttft_core::uncertainty::DEFAULT_LEVEL;
+use ttft_fixtures::report_file::{record, report};
+
+/// Request `index` sent at `epoch` (wall clock), first token at `ttft`, 10 tokens 20 ms apart.
+fn sent(index: u32, epoch: f64, ttft: f64) -> RequestRecord {
+    let mut r = record(index, ttft, 20.0, 10);
+    r.sent_epoch_ms = Some(epoch);
+    r
+}
+
+/// A trace that paints each of `r`'s chunks `delay` ms after it arrived, in one update each.
+fn drawn(r: &RequestRecord, delay: f64, source: PaintSource) -> PaintTrace {
+    PaintTrace {
+        strategy: "incremental".into(),
+        source,
+        updates: content_chunks(r)
+            .iter()
+            .map(|c| PaintedUpdate {
+                text_end: c.text_end,
+                released_ms: c.at_ms,
+                painted_ms: c.at_ms + delay,
+                render_ms: 0.5,
+            })
+            .collect(),
+        long_frames: Vec::new(),
+        frames: 30,
+        dropped_frames: 1,
+        busy_ms: 5.0,
+        span_ms: 500.0,
+    }
+}
+
+#[test]
+fn traces_go_with_their_requests_by_send_time_and_early_paints_are_refused() {
+    let rs = vec![
+        sent(0, 1_000.0, 100.0),
+        sent(1, 2_000.0, 200.0),
+        sent(2, 3_000.0, 300.0),
+    ];
+    let traces = vec![
+        // Off by rounding: still request 1.
+        (2_000.2, drawn(&rs[1], 12.0, PaintSource::FrameEstimate)),
+        (1_000.0, drawn(&rs[0], 8.0, PaintSource::ElementTiming)),
+        // No request was sent then (a cancelled run's last trace).
+        (9_000.0, drawn(&rs[2], 5.0, PaintSource::FrameEstimate)),
+        // Painted before it arrived: another clock.
+        (3_000.0, drawn(&rs[2], -3.0, PaintSource::FrameEstimate)),
+    ];
+    let mut run = report(rs);
+    let (painted, refused) = painted_run(&run, "incremental", &traces);
+    assert_eq!(
+        painted.requests.iter().map(|p| p.index).collect::<Vec<_>>(),
+        vec![0, 1],
+        "in run order, the unmatched and refused ones out"
+    );
+    assert_eq!(refused.len(), 1);
+    assert!(refused[0].to_string().contains("not on one clock"));
+    assert_eq!(painted.requests[0].figures.first_painted_ms, Some(108.0));
+    assert_eq!(painted.requests[1].figures.first_painted_ms, Some(212.0));
+    run.painted = Some(painted);
+    let h = paint_headline(&run, DEFAULT_LEVEL).expect("two answers drawn");
+    assert_eq!(h.drawn, 2);
+    assert_eq!(h.strategy, "incremental");
+    assert_eq!(
+        h.source,
+        PaintSource::FrameEstimate,
+        "Element Timing only when every answer had it"
+    );
+    assert!((h.arrived.unwrap().value - 150.0).abs() < 1e-9);
+    assert!((h.painted.unwrap().value - 160.0).abs() < 1e-9);
+    assert!((h.first_paint_delay.unwrap().value - 10.0).abs() < 1e-9);
+    let lag = h.lag.unwrap();
+    assert_eq!(lag.chunks, 20, "every chunk of both answers");
+    assert_eq!((h.frames, h.dropped_frames), (60, 2));
+    assert!((h.busy_share.unwrap() - 0.01).abs() < 1e-9);
+}
+
+#[test]
+fn warm_ups_stay_out_of_the_headline_and_no_drawing_means_no_headline() {
+    let mut rs = vec![sent(0, 1_000.0, 100.0), sent(1, 2_000.0, 200.0)];
+    rs[0].warmup = true;
+    let traces = vec![
+        (1_000.0, drawn(&rs[0], 50.0, PaintSource::ElementTiming)),
+        (2_000.0, drawn(&rs[1], 4.0, PaintSource::ElementTiming)),
+    ];
+    let mut run = report(rs);
+    assert!(paint_headline(&run, DEFAULT_LEVEL).is_none());
+    let (painted, _) = painted_run(&run, "rerender-all", &traces);
+    run.painted = Some(painted);
+    let h = paint_headline(&run, DEFAULT_LEVEL).unwrap();
+    assert_eq!(h.drawn, 1);
+    assert_eq!(h.source, PaintSource::ElementTiming);
+    assert!((h.first_paint_delay.unwrap().value - 4.0).abs() < 1e-9);
+    // A report file keeps what was painted.
+    let back: ttft_core::report::Report =
+        serde_json::from_str(&serde_json::to_string(&run).unwrap()).unwrap();
+    assert_eq!(back.painted, run.painted);
+}
