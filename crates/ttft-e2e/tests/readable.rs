@@ -1,6 +1,7 @@
 //! Readable by everyone on the review (#31): axe-core (npm `axe-core`, its default rules:
 //! WCAG 2.x A and AA and best practices) finds no violation on the empty studio, a finished
-//! run, the compare view, the blind review and a link's reader view.
+//! run, the compare view, the blind review, the rendering lab with the live surface and a link's
+//! reader view.
 //!
 //! Run by `cargo xtask test` (needs `dist/`, chromedriver and `node_modules/axe-core`).
 
@@ -65,6 +66,30 @@ async fn every_view_reads_without_an_axe_violation() -> Result<()> {
         .await?;
     clean(c, "the blind review").await?;
     click(c, "blind-close").await?;
+
+    // The rendering lab after one play, and the live surface's setting and surface.
+    click(c, "open-lab").await?;
+    c.wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css("[data-testid=lab-play]"))
+        .await?;
+    click(c, "lab-play").await?;
+    let plays = c.find(Locator::Css("[data-testid=lab-status]")).await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while plays.attr("data-plays").await?.as_deref() != Some("1") {
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "the lab's play did not end"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    set_field(c, "surface-strategy", "smoothed").await?;
+    c.wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("[data-testid=live-surface]"))
+        .await?;
+    clean(c, "the rendering lab and the live surface").await?;
+    set_field(c, "surface-strategy", "off").await?;
 
     let link = make_share_link(c).await?;
     let fresh = browser(&session.driver).await?;
