@@ -419,10 +419,19 @@ fn RenderLab(report: Arc<Report>) -> impl IntoView {
             </div>
         }
     }).collect_view();
+    // A run opened from a link (or a file) was measured elsewhere: the lab's paints are this
+    // browser's.
+    let elsewhere = (report.shared.is_some() || report.vantage.is_some()).then(|| view! {
+        <p class="muted" data-testid="lab-elsewhere">{format!(
+            "This run was measured elsewhere{}: the lab re-plays its recorded arrivals here, so the paint figures below are this browser's, not those of the browser that measured it.",
+            report.user_agent.as_deref().map_or(String::new(), |ua| format!(" (in {})", ttft_core::report::browser_name(ua)))
+        )}</p>
+    });
     view! {
         <section class="render-lab" data-testid="render-lab">
             <h3>"Rendering lab"</h3>
             <p class="muted">"One recorded answer, played at its recorded times through the four ways a chat UI draws a stream, with no network. The release schedule is the same on every play; render costs and paint times are measured in this browser now. The four share one main thread."</p>
+            {elsewhere}
             <div class="replay-controls">
                 <label>"Request " <select data-testid="lab-request" on:change=move |ev| { if let Ok(i) = event_target_value(&ev).parse() { picked.set(i) } } prop:value=move || picked.get().to_string()>{pick}</select></label>
                 <label>"Smoothing pace (characters/s) " <input type="number" min="1" step="10" data-testid="lab-smooth-pace" prop:value=move || pace.get().to_string() on:change=move |ev| pace.set(event_target_value(&ev).parse().unwrap_or(f64::NAN)) /></label>

@@ -271,3 +271,50 @@ pub struct PaintedRequest {
     /// Its figures.
     pub figures: PaintFigures,
 }
+
+impl PaintedRun {
+    /// This record cut to travel in a link: only the requests `kept` says the link keeps, and
+    /// at most `max_lags` per-chunk lags in all (each request's lags thinned evenly, its first
+    /// and last kept, when there are more). Returns the record and, when lags were thinned, how
+    /// many of how many travel.
+    pub fn for_link(
+        &self,
+        kept: impl Fn(u32) -> bool,
+        max_lags: usize,
+    ) -> (PaintedRun, Option<(usize, usize)>) {
+        let mut requests: Vec<PaintedRequest> = self
+            .requests
+            .iter()
+            .filter(|p| kept(p.index))
+            .cloned()
+            .collect();
+        let total: usize = requests.iter().map(|p| p.figures.lags_ms.len()).sum();
+        let mut thinned = None;
+        if total > max_lags {
+            let per_request = (max_lags / requests.len().max(1)).max(2);
+            for p in &mut requests {
+                p.figures.lags_ms = thin(&p.figures.lags_ms, per_request);
+            }
+            let travel = requests.iter().map(|p| p.figures.lags_ms.len()).sum();
+            thinned = Some((travel, total));
+        }
+        (
+            PaintedRun {
+                strategy: self.strategy.clone(),
+                requests,
+            },
+            thinned,
+        )
+    }
+}
+
+/// At most `n` (≥ 2) of `values`, evenly spaced, the first and the last among them.
+fn thin(values: &[f64], n: usize) -> Vec<f64> {
+    if values.len() <= n {
+        return values.to_vec();
+    }
+    let last = values.len() - 1;
+    (0..n)
+        .map(|k| values[(k * last).div_ceil(n - 1).min(last)])
+        .collect()
+}

@@ -12,6 +12,11 @@
 //! and end (ms from the run's start), its requests, TTFT and per-gap ITL P50 and P99 with their
 //! interval bounds (`_lo`, `_hi`) or the requests an interval needs (`_needs`), output tokens
 //! per second and requests in flight ([`window_columns`]).
+//!
+//! **What was painted.** When the live chat surface drew the run's answers, [`summary_json`]
+//! holds `painted`: the paint headline ([`crate::report::painted::paint_headline`]: strategy,
+//! answers drawn, first answer token arrived and painted, what painting added, each a P50 with
+//! its interval; the arrival-to-paint lag's P50 and P99; frames); `null` otherwise.
 
 use serde_json::{Map, Value, json};
 
@@ -495,6 +500,8 @@ pub fn summary_json(report: &Report, level: f64) -> String {
         "window_ms": slices.window_ms,
         "windows": windows_json(&slices),
         "steady_state": steady,
+        // What the live surface painted (its P50s with intervals at `level`), when it drew.
+        "painted": crate::report::painted::paint_headline(report, level),
     });
     serde_json::to_string_pretty(&out).expect("a summary always serializes")
 }

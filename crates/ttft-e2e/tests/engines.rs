@@ -1,7 +1,8 @@
 //! The studio as a new user opens it in the other engines: Firefox (geckodriver) and WebKit,
 //! Safari's engine (WebKitGTK's MiniBrowser through WebKitWebDriver, under `xvfb-run`). One
-//! smoke test each: load, the clock line, a short run on the reference endpoint, charts, the
-//! report stating the engine's clock, and a share link reopened in a fresh profile.
+//! smoke test each: load, the clock line, a short run on the reference endpoint drawn by the
+//! live surface (one painted-token figure, its source labelled), charts, the report stating the
+//! engine's clock, and a share link reopened in a fresh profile.
 //! Run by `cargo xtask test` (it installs the browsers and drivers).
 
 use std::time::Instant;
@@ -60,8 +61,9 @@ async fn smoke(engine: Engine, named: &str) -> Result<()> {
     );
     println!("{name}: {clock}");
 
-    // A short run on the reference endpoint.
+    // A short run on the reference endpoint, its answers drawn by the live surface.
     wait_text(c, "connection-result", 30, |t| t.contains("connected")).await?;
+    set_field(c, "surface-strategy", "incremental").await?;
     set_field(c, "model", "sim-fast").await?;
     set_field(c, "requests", "4").await?;
     set_field(c, "concurrency", "2").await?;
@@ -81,6 +83,46 @@ async fn smoke(engine: Engine, named: &str) -> Result<()> {
         rows.len() == 5,
         "{name}: 1 warm-up + 4 measured requests, got {}",
         rows.len()
+    );
+    // One painted-token figure: this engine's paint times, labelled by where they came from
+    // (a frame estimate where the engine has no Element Timing), never before the arrival.
+    let painted = wait_text(c, "paint-headline", 20, |t| t.contains("painted")).await?;
+    let headline = c.find(Locator::Css("[data-testid=paint-headline]")).await?;
+    let attr = |v: Option<String>| v.unwrap_or_default().parse::<f64>().unwrap_or(f64::NAN);
+    let arrived = attr(headline.attr("data-arrived-ms").await?);
+    let first_paint = attr(headline.attr("data-painted-ms").await?);
+    let source = headline.attr("data-source").await?.unwrap_or_default();
+    let element_timing = c
+        .execute(
+            "return PerformanceObserver.supportedEntryTypes.includes('element');",
+            vec![],
+        )
+        .await?
+        .as_bool()
+        .unwrap_or(false);
+    println!(
+        "{name}: first answer token arrived {arrived:.1} ms, painted {first_paint:.1} ms ({source}; Element Timing {})",
+        if element_timing {
+            "supported"
+        } else {
+            "absent"
+        }
+    );
+    ensure!(
+        first_paint >= arrived && first_paint - arrived < 1_000.0,
+        "{name}: {painted}"
+    );
+    ensure!(
+        element_timing || source == "frame estimate",
+        "{name}: without Element Timing the paint times must say they are frame estimates: {source}"
+    );
+    ensure!(
+        painted.contains(if source == "frame estimate" {
+            "estimated from animation frames"
+        } else {
+            "from Element Timing"
+        }),
+        "{name}: the headline names its source: {painted}"
     );
     let (charts, render_ms) = drawn_charts(c, "report-charts", 60).await?;
     ensure!(!charts.is_empty(), "{name}: no charts");

@@ -135,7 +135,14 @@ pub fn paint_headline(report: &Report, level: f64) -> Option<PaintHeadline> {
     if drawn.is_empty() {
         return None;
     }
-    let first_arrival = |r: &RequestRecord| content_chunks(r).first().map(|c| c.at_ms);
+    // From the replay where it is kept, else the request's first answer token (a link's
+    // requests without their replay).
+    let first_arrival = |r: &RequestRecord| {
+        content_chunks(r)
+            .first()
+            .map(|c| c.at_ms)
+            .or(r.metrics.first_answer_ms)
+    };
     let shares: Vec<f64> = drawn.iter().filter_map(|(_, f)| f.busy_share).collect();
     Some(PaintHeadline {
         strategy: run.strategy.clone(),

@@ -103,3 +103,64 @@ fn warm_ups_stay_out_of_the_headline_and_no_drawing_means_no_headline() {
         serde_json::from_str(&serde_json::to_string(&run).unwrap()).unwrap();
     assert_eq!(back.painted, run.painted);
 }
+
+#[test]
+fn a_link_keeps_the_kept_requests_paints_and_thins_long_lags_evenly() {
+    let r = sent(0, 1_000.0, 100.0);
+    let f = ttft_core::report::painted::request_figures(
+        &r,
+        &drawn(&r, 5.0, PaintSource::FrameEstimate),
+    )
+    .unwrap();
+    let run = ttft_core::paint::PaintedRun {
+        strategy: "smoothed".into(),
+        requests: (0..4)
+            .map(|index| ttft_core::paint::PaintedRequest {
+                index,
+                figures: ttft_core::paint::PaintFigures {
+                    lags_ms: (0..101).map(f64::from).collect(),
+                    ..f.clone()
+                },
+            })
+            .collect(),
+    };
+    let (all, thinned) = run.for_link(|_| true, 1_000);
+    assert_eq!(all, run, "under the budget nothing changes");
+    assert!(thinned.is_none());
+    let (cut, thinned) = run.for_link(|i| i % 2 == 0, 22);
+    assert_eq!(
+        cut.requests.iter().map(|p| p.index).collect::<Vec<_>>(),
+        [0, 2]
+    );
+    assert_eq!(thinned, Some((22, 202)));
+    let lags = &cut.requests[0].figures.lags_ms;
+    assert_eq!(lags.len(), 11);
+    assert_eq!((lags[0], lags[10]), (0.0, 100.0), "first and last kept");
+    assert!(
+        lags.windows(2).all(|w| w[1] - w[0] == 10.0),
+        "evenly: {lags:?}"
+    );
+}
+
+#[test]
+fn the_summary_export_carries_the_paint_headline() {
+    let rs = vec![sent(0, 1_000.0, 100.0), sent(1, 2_000.0, 200.0)];
+    let traces = vec![
+        (1_000.0, drawn(&rs[0], 6.0, PaintSource::FrameEstimate)),
+        (2_000.0, drawn(&rs[1], 10.0, PaintSource::FrameEstimate)),
+    ];
+    let mut run = report(rs);
+    let plain: serde_json::Value =
+        serde_json::from_str(&ttft_core::summary_file::summary_json(&run, 0.9)).unwrap();
+    assert!(plain["painted"].is_null(), "nothing drawn, nothing said");
+    run.painted = Some(painted_run(&run, "per-frame", &traces).0);
+    let v: serde_json::Value =
+        serde_json::from_str(&ttft_core::summary_file::summary_json(&run, 0.9)).unwrap();
+    let p = &v["painted"];
+    assert_eq!(p["strategy"], "per-frame");
+    assert_eq!(p["drawn"], 2);
+    assert_eq!(p["source"], "frame_estimate");
+    assert_eq!(p["first_paint_delay"]["value"], 8.0);
+    assert_eq!(p["painted"]["value"], 158.0);
+    assert_eq!(p["lag"]["chunks"], 20);
+}

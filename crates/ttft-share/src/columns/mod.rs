@@ -130,7 +130,15 @@ struct Header {
     /// runs it did not watch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     saturation: Option<ttft_core::report::saturation::SaturationCheck>,
+    /// What the live surface painted ([`Report::painted`], the requests the link keeps, at
+    /// most [`PAINT_LAGS_KEPT`] per-chunk lags; absent from older links and from runs drawn
+    /// with the surface off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    painted: Option<ttft_core::paint::PaintedRun>,
 }
+
+/// The most per-chunk paint lags a link carries (each request's thinned evenly beyond it).
+pub(crate) const PAINT_LAGS_KEPT: usize = 4_000;
 
 /// The columns, in stored order.
 #[derive(Debug, Clone, Copy)]

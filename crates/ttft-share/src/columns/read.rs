@@ -865,6 +865,7 @@ impl<'a> Reader<'a> {
         report.client_health = header.client_health;
         report.openers = header.openers;
         report.saturation = header.saturation;
+        report.painted = header.painted;
         report.shared = Some(SharedFrom {
             format: "r2".into(),
             precision_ms: header.precision_ms,

@@ -17,9 +17,10 @@ use ttft_core::timeline::Outcome;
 use super::{
     CACHE_WRITE_TOKENS, CACHED_TOKENS, CLIENT, COALESCED, COLUMNS, Col, E2E, END_AFTER_LAST,
     FIRST_ANSWER, FIRST_REASONING, FORMAT, GAPS_KEPT, Header, JSON, KINDS, Layout, MEANINGFUL,
-    PLANNED, PROMPT_TOKENS, QUEUE, REASONING_TOKENS, SAMPLED, SERVER_TIMINGS, STREAMED, Steps,
-    Strings, TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP, arrival_times, grouped, joined,
-    median, merged_units, outcome_code, piece_kind, round_floats, sampled, source_code,
+    PAINT_LAGS_KEPT, PLANNED, PROMPT_TOKENS, QUEUE, REASONING_TOKENS, SAMPLED, SERVER_TIMINGS,
+    STREAMED, Steps, Strings, TEXT_AS_PIECES, TOKEN_ARRIVALS, TTFB, TTFT, WARMUP, arrival_times,
+    grouped, joined, median, merged_units, outcome_code, piece_kind, round_floats, sampled,
+    source_code,
 };
 use crate::bytes::Column;
 use ttft_core::record_experience::{record_reading_units, token_times};
@@ -168,6 +169,8 @@ struct Writer<'a> {
     /// against.
     prev_start: i64,
     prev_index: i64,
+    /// The indices of the requests written.
+    written: std::collections::HashSet<u32>,
 }
 
 impl<'a> Writer<'a> {
@@ -181,6 +184,7 @@ impl<'a> Writer<'a> {
             clients: Vec::new(),
             prev_start: 0,
             prev_index: -1,
+            written: std::collections::HashSet::new(),
         }
     }
 
@@ -192,6 +196,7 @@ impl<'a> Writer<'a> {
     fn request(&mut self, r: &RequestRecord, keep_gaps: bool, keep_text: bool) {
         let m = &r.metrics;
         let kept = Kept::of(r, keep_gaps, keep_text, self.q);
+        self.written.insert(r.index);
         self.flags(r, kept.flags(r));
         self.group(r);
         self.start(r);
@@ -629,6 +634,16 @@ impl<'a> Writer<'a> {
         headline: Option<Aggregates>,
     ) -> Vec<u8> {
         let report = self.report;
+        let mut left_out = left_out;
+        let painted = report.painted.as_ref().map(|p| {
+            let (painted, thinned) = p.for_link(|i| self.written.contains(&i), PAINT_LAGS_KEPT);
+            if let Some((travel, total)) = thinned {
+                left_out.push(format!(
+                    "per-chunk paint lags beyond {travel} of {total} (thinned evenly in each drawn answer)"
+                ));
+            }
+            round_floats(&painted)
+        });
         let header = Header {
             version: report.version,
             title: report.title.clone(),
@@ -657,6 +672,7 @@ impl<'a> Writer<'a> {
             openers: report.openers.clone(),
             // Its times to 1 µs, as the client-health verdict's.
             saturation: report.saturation.as_ref().map(round_floats),
+            painted,
         };
         let header = serde_json::to_vec(&header).expect("headers always serialize");
         let mut out = Column::default();

@@ -5,6 +5,7 @@ mod fuzz;
 mod golden;
 mod legacy;
 mod openers;
+mod painted;
 mod probe;
 mod saturation;
 mod share;
