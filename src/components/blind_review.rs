@@ -16,7 +16,7 @@ use ttft_core::review::{
 };
 
 use crate::browser::clock::now_ms;
-use crate::components::replay::visible;
+use crate::components::replay::{as_drawn, drawn_note, release_lag_bound, visible};
 use crate::format::ms;
 use crate::state::{RunId, use_studio};
 
@@ -67,6 +67,7 @@ fn Lanes(
     /// Time since the play started (ms).
     clock: ReadSignal<f64>,
 ) -> impl IntoView {
+    let strategy = crate::state::use_studio().surface.get_untracked();
     move || {
         match pair.get() {
         None => view! {
@@ -84,8 +85,9 @@ fn Lanes(
                 }}
             </p>
             <div class="lanes">
-                <Pane side="Left" pieces=p.left.replay clock=clock />
-                <Pane side="Right" pieces=p.right.replay clock=clock />
+                <p class="muted" data-testid="blind-drawn">{drawn_note(strategy)}</p>
+                <Pane side="Left" pieces=as_drawn(&p.left.replay, strategy) clock=clock />
+                <Pane side="Right" pieces=as_drawn(&p.right.replay, strategy) clock=clock />
             </div>
         }
         .into_any(),
@@ -125,7 +127,9 @@ pub fn BlindReview(
     };
     let play = move || {
         stop();
-        let end = pair.with_untracked(|p| p.as_ref().map_or(0.0, ReviewPair::end_ms)) + 200.0;
+        let end = pair.with_untracked(|p| p.as_ref().map_or(0.0, ReviewPair::end_ms))
+            + release_lag_bound(studio.surface.get_untracked())
+            + 200.0;
         started.set_value(now_ms());
         set_clock.set(0.0);
         let h = set_interval_with_handle(

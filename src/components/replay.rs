@@ -2,7 +2,9 @@
 //! with the wait before the first token visible and boilerplate openers highlighted. In the
 //! reader's pace mode each lane also shows how far a reader at the report's reading speed has
 //! read (the rest of the delivered text is faded) and marks the moments the reader has caught
-//! up and waits ([`ttft_core::experience::ReaderPace`]).
+//! up and waits ([`ttft_core::experience::ReaderPace`]). With a live-surface strategy chosen, the
+//! answer appears as that strategy releases it ([`as_drawn`]), so a smoothed pace can be seen
+//! (and voted on in the blind review) before a product adopts it.
 
 use std::time::Duration;
 
@@ -10,7 +12,10 @@ use leptos::prelude::*;
 use ttft_core::experience::{ReaderPace, ReadingConfig};
 use ttft_core::report::{ReplayPiece, RequestRecord};
 
+use ttft_render::{Arrival, FRAME_MS, Strategy, release};
+
 use crate::format::ms;
+use crate::state::use_studio;
 use ttft_core::record_experience::reading_arrivals;
 
 /// What one lane shows at `t` ms: (opener part, rest of the answer, reasoning).
@@ -37,6 +42,57 @@ pub(crate) fn visible(
     (answer, rest, reasoning)
 }
 
+/// The pieces as `strategy` would hand the answer to the screen ([`ttft_render::release`]:
+/// at once, batched per frame, or smoothed to a steady pace), reasoning as it arrived; as
+/// recorded when no strategy is chosen. In time order.
+pub(crate) fn as_drawn(pieces: &[ReplayPiece], strategy: Option<Strategy>) -> Vec<ReplayPiece> {
+    let Some(strategy) = strategy else {
+        return pieces.to_vec();
+    };
+    let arrivals: Vec<Arrival> = pieces
+        .iter()
+        .filter(|p| p.kind != 'r')
+        .map(|p| Arrival {
+            at_ms: p.at_ms,
+            text: p.text.clone(),
+        })
+        .collect();
+    let mut out: Vec<ReplayPiece> = pieces.iter().filter(|p| p.kind == 'r').cloned().collect();
+    out.extend(
+        release(&arrivals, strategy.pacing(FRAME_MS))
+            .into_iter()
+            .map(|r| ReplayPiece {
+                at_ms: r.at_ms,
+                kind: 'a',
+                text: r.text,
+            }),
+    );
+    out.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+    out
+}
+
+/// How much later than its arrival `strategy` may release text (ms): the end of a replay
+/// drawn with it comes at most this much after the recorded one.
+pub(crate) fn release_lag_bound(strategy: Option<Strategy>) -> f64 {
+    match strategy {
+        None => 0.0,
+        Some(Strategy::Smoothed(s)) => s.max_lag_ms.max(s.prebuffer_ms) + FRAME_MS,
+        Some(_) => FRAME_MS,
+    }
+}
+
+/// How the replay draws, in words (`data-testid="replay-drawn"`).
+pub(crate) fn drawn_note(strategy: Option<Strategy>) -> String {
+    match strategy {
+        None => "Text appears as it arrived (choose how answers are drawn above the report to see it as a chat UI would show it).".to_owned(),
+        Some(Strategy::Smoothed(s)) => format!(
+            "Text appears as the live surface's strategy releases it: smoothed to {:.0} characters/s after a {:.0} ms buffer.",
+            s.chars_per_s, s.prebuffer_ms
+        ),
+        Some(s) => format!("Text appears as the live surface's strategy releases it: {}.", s.label()),
+    }
+}
+
 /// One request's lane.
 #[component]
 fn Lane(
@@ -51,7 +107,7 @@ fn Lane(
     /// Show the reader's pace.
     reader: RwSignal<bool>,
 ) -> impl IntoView {
-    let pieces = record.replay.clone();
+    let pieces = as_drawn(&record.replay, use_studio().surface.get_untracked());
     let opener_len = record.metrics.opener_text.len();
     let first = pieces.first().map(|p| p.at_ms);
     let label = format!(
@@ -85,7 +141,7 @@ fn Lane(
         })
     };
     view! {
-        <div class="lane" data-testid="replay-lane">
+        <div class="lane" data-testid="replay-lane" data-first-ms=first.map_or(String::new(), |f| format!("{f:.3}"))>
             <div class="lane-head">{label}</div>
             {move || {
                 let t = clock.get();
@@ -123,6 +179,7 @@ pub fn Replay(
     reading: Option<ReadingConfig>,
 ) -> impl IntoView {
     let reading = reading.unwrap_or_default();
+    let strategy = use_studio().surface.get_untracked();
     let records: Vec<(RequestRecord, Option<String>)> = records
         .into_iter()
         .enumerate()
@@ -139,7 +196,7 @@ pub fn Replay(
         .collect();
     let delivered_end = records
         .iter()
-        .filter_map(|(r, _)| r.replay.last().map(|p| p.at_ms))
+        .filter_map(|(r, _)| as_drawn(&r.replay, strategy).last().map(|p| p.at_ms))
         .fold(0.0, f64::max);
     let read_end = paces
         .iter()
@@ -187,6 +244,7 @@ pub fn Replay(
     view! {
         <section class="replay" data-testid="replay">
             <h3>"Typewriter replay"</h3>
+            <p class="muted" data-testid="replay-drawn">{drawn_note(strategy)}</p>
             <div class="replay-controls">
                 <button data-testid="replay-play" on:click=play>"▶ Play"</button>
                 <select aria-label="replay speed" on:change=move |ev| speed.set(event_target_value(&ev).parse().unwrap_or(1.0)) prop:value=move || speed.get().to_string()>

@@ -342,3 +342,50 @@ async fn drawing_moves_no_network_stamp() -> Result<()> {
         differences.join("; ")
     )
 }
+
+/// The typewriter replay plays the answers as the chosen strategy releases them: smoothed,
+/// no lane's text starts before its first arrival plus the smoothing buffer (as recorded with
+/// the surface off), and the replay says how it draws.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
+async fn the_replay_shows_the_chosen_strategy() -> Result<()> {
+    let session = open_studio().await?;
+    let c = &session.client;
+    wait_text(c, "connection-result", 10, |t| t.contains("connected")).await?;
+    set_field(c, "surface-strategy", "smoothed").await?;
+    set_field(c, "model", "sim-fast").await?;
+    set_field(c, "requests", "3").await?;
+    set_field(c, "concurrency", "1").await?;
+    set_field(c, "warmup", "0").await?;
+    set_field(c, "max-tokens", "40").await?;
+    click(c, "start-run").await?;
+    wait_run_complete(c, 60).await?;
+    let note = wait_text(c, "replay-drawn", 30, |t| !t.is_empty()).await?;
+    ensure!(note.contains("smoothed"), "{note}");
+    let run = saved_runs(c).await?.remove(0);
+    let arrivals: Vec<f64> = run
+        .requests
+        .iter()
+        .filter_map(|r| r.replay.iter().find(|p| p.kind == 'a').map(|p| p.at_ms))
+        .collect();
+    let firsts = c
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=replay] [data-testid=replay-lane]')].map(e => Number(e.dataset.firstMs));",
+            vec![],
+        )
+        .await?;
+    let firsts: Vec<f64> = serde_json::from_value(firsts)?;
+    ensure!(!firsts.is_empty(), "no replay lane");
+    let earliest = arrivals.iter().copied().fold(f64::INFINITY, f64::min);
+    println!(
+        "smoothed replay: lanes start at {firsts:?} ms; first arrivals {arrivals:?} ms ({note})"
+    );
+    for f in firsts {
+        ensure!(
+            f >= earliest + 100.0,
+            "a smoothed lane starts at {f} ms, before the first arrival {earliest} ms + its 100 ms buffer"
+        );
+    }
+    session.client.close().await?;
+    Ok(())
+}
