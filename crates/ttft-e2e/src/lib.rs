@@ -1086,6 +1086,32 @@ pub async fn downloaded(c: &Client, testid: &str) -> Result<(String, String)> {
     ))
 }
 
+/// Where a calibration made with something in place (`with`: the offline copy, the live
+/// surface) measured a worse median error than the one without it, beyond this machine's
+/// run-to-run spread of medians (1 ms), in words naming `what`; `None` when it did not.
+pub fn worse_median_error(
+    without: &ttft_core::calibration::CalibrationResult,
+    with: &ttft_core::calibration::CalibrationResult,
+    what: &str,
+) -> Result<Option<String>> {
+    for (name, a, b) in [
+        (
+            "TTFT P50",
+            without.ttft_error_p50_ms,
+            with.ttft_error_p50_ms,
+        ),
+        ("ITL P50", without.itl_error_p50_ms, with.itl_error_p50_ms),
+    ] {
+        let (a, b) = (a.context(name)?, b.context(name)?);
+        if b > a + 1.0 {
+            return Ok(Some(format!(
+                "{name} |error| {b:.2} ms with {what} vs {a:.2} ms without"
+            )));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1128,30 +1154,4 @@ mod tests {
                 .is_empty()
         );
     }
-}
-
-/// Where a calibration made with something in place (`with`: the offline copy, the live
-/// surface) measured a worse median error than the one without it, beyond this machine's
-/// run-to-run spread of medians (1 ms), in words naming `what`; `None` when it did not.
-pub fn worse_median_error(
-    without: &ttft_core::calibration::CalibrationResult,
-    with: &ttft_core::calibration::CalibrationResult,
-    what: &str,
-) -> Result<Option<String>> {
-    for (name, a, b) in [
-        (
-            "TTFT P50",
-            without.ttft_error_p50_ms,
-            with.ttft_error_p50_ms,
-        ),
-        ("ITL P50", without.itl_error_p50_ms, with.itl_error_p50_ms),
-    ] {
-        let (a, b) = (a.context(name)?, b.context(name)?);
-        if b > a + 1.0 {
-            return Ok(Some(format!(
-                "{name} |error| {b:.2} ms with {what} vs {a:.2} ms without"
-            )));
-        }
-    }
-    Ok(None)
 }
