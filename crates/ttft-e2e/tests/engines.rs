@@ -29,6 +29,50 @@ fn shown_ms(t: &str) -> f64 {
     n.parse::<f64>().unwrap_or(f64::NAN) * if unit == "s" { 1000.0 } else { 1.0 }
 }
 
+/// One painted-token figure: this engine's paint times, labelled by where they came from (a
+/// frame estimate where the engine has no Element Timing), never before the arrival.
+async fn painted_token(c: &fantoccini::Client, name: &str) -> Result<()> {
+    let painted = wait_text(c, "paint-headline", 20, |t| t.contains("painted")).await?;
+    let headline = c.find(Locator::Css("[data-testid=paint-headline]")).await?;
+    let attr = |v: Option<String>| v.unwrap_or_default().parse::<f64>().unwrap_or(f64::NAN);
+    let arrived = attr(headline.attr("data-arrived-ms").await?);
+    let first_paint = attr(headline.attr("data-painted-ms").await?);
+    let source = headline.attr("data-source").await?.unwrap_or_default();
+    let element_timing = c
+        .execute(
+            "return PerformanceObserver.supportedEntryTypes.includes('element');",
+            vec![],
+        )
+        .await?
+        .as_bool()
+        .unwrap_or(false);
+    println!(
+        "{name}: first answer token arrived {arrived:.1} ms, painted {first_paint:.1} ms ({source}; Element Timing {})",
+        if element_timing {
+            "supported"
+        } else {
+            "absent"
+        }
+    );
+    ensure!(
+        first_paint >= arrived && first_paint - arrived < 1_000.0,
+        "{name}: {painted}"
+    );
+    ensure!(
+        element_timing || source == "frame estimate",
+        "{name}: without Element Timing the paint times must say they are frame estimates: {source}"
+    );
+    ensure!(
+        painted.contains(if source == "frame estimate" {
+            "estimated from animation frames"
+        } else {
+            "from Element Timing"
+        }),
+        "{name}: the headline names its source: {painted}"
+    );
+    Ok(())
+}
+
 /// The smoke test in `engine`; `named` is part of the name the report gives the browser.
 async fn smoke(engine: Engine, named: &str) -> Result<()> {
     let started = Instant::now();
@@ -84,46 +128,7 @@ async fn smoke(engine: Engine, named: &str) -> Result<()> {
         "{name}: 1 warm-up + 4 measured requests, got {}",
         rows.len()
     );
-    // One painted-token figure: this engine's paint times, labelled by where they came from
-    // (a frame estimate where the engine has no Element Timing), never before the arrival.
-    let painted = wait_text(c, "paint-headline", 20, |t| t.contains("painted")).await?;
-    let headline = c.find(Locator::Css("[data-testid=paint-headline]")).await?;
-    let attr = |v: Option<String>| v.unwrap_or_default().parse::<f64>().unwrap_or(f64::NAN);
-    let arrived = attr(headline.attr("data-arrived-ms").await?);
-    let first_paint = attr(headline.attr("data-painted-ms").await?);
-    let source = headline.attr("data-source").await?.unwrap_or_default();
-    let element_timing = c
-        .execute(
-            "return PerformanceObserver.supportedEntryTypes.includes('element');",
-            vec![],
-        )
-        .await?
-        .as_bool()
-        .unwrap_or(false);
-    println!(
-        "{name}: first answer token arrived {arrived:.1} ms, painted {first_paint:.1} ms ({source}; Element Timing {})",
-        if element_timing {
-            "supported"
-        } else {
-            "absent"
-        }
-    );
-    ensure!(
-        first_paint >= arrived && first_paint - arrived < 1_000.0,
-        "{name}: {painted}"
-    );
-    ensure!(
-        element_timing || source == "frame estimate",
-        "{name}: without Element Timing the paint times must say they are frame estimates: {source}"
-    );
-    ensure!(
-        painted.contains(if source == "frame estimate" {
-            "estimated from animation frames"
-        } else {
-            "from Element Timing"
-        }),
-        "{name}: the headline names its source: {painted}"
-    );
+    painted_token(c, name).await?;
     let (charts, render_ms) = drawn_charts(c, "report-charts", 60).await?;
     ensure!(!charts.is_empty(), "{name}: no charts");
     println!(
