@@ -443,6 +443,14 @@ fn RenderLab(report: Arc<Report>) -> impl IntoView {
             </div>
             {move || error.get().map(|e| view! { <p class="error" data-testid="lab-error">{e}</p> })}
             <div class="lab-lanes">{lanes}</div>
+            {move || {
+                let outcomes = results.get();
+                let traces: Vec<(&str, &PaintTrace)> =
+                    outcomes.iter().map(|o| (o.strategy.label(), &o.trace)).collect();
+                ttft_charts::render_cost_chart(&traces).map(|spec| view! {
+                    <crate::components::charts::ChartGrid specs=Signal::derive(move || vec![spec.clone()]) file_stem="render-cost".to_owned() testid="lab-render-cost" started_ms=now_ms() />
+                })
+            }}
         </section>
     }.into_any()
 }

@@ -15,12 +15,14 @@
 //! series of more than [`LARGE_SERIES`] points use ECharts' large mode (one path per series).
 
 mod compare;
+pub mod render_cost;
 mod report;
 pub mod sample;
 mod style;
 
 pub use charming::Chart;
 pub use compare::compare_charts;
+pub use render_cost::render_cost_chart;
 pub use report::{
     load_charts, rate_chart, report_charts, report_charts_before_slo, report_charts_with_slo,
     time_slices_charts,

@@ -1061,3 +1061,65 @@ fn the_rate_chart_draws_planned_against_achieved_with_its_interval() {
     // A closed loop planned nothing: no chart.
     assert!(ttft_charts::rate_chart(&slow_start(), level).is_none());
 }
+
+/// A trace of `n` updates of 40 bytes each costing `cost(k)` ms.
+fn rendered(strategy: &str, n: usize, cost: impl Fn(usize) -> f64) -> ttft_core::paint::PaintTrace {
+    ttft_core::paint::PaintTrace {
+        strategy: strategy.into(),
+        source: ttft_core::paint::PaintSource::FrameEstimate,
+        updates: (0..n)
+            .map(|k| ttft_core::paint::PaintedUpdate {
+                text_end: 40 * (k + 1),
+                released_ms: k as f64 * 10.0,
+                painted_ms: k as f64 * 10.0 + 8.0,
+                render_ms: cost(k),
+            })
+            .collect(),
+        long_frames: Vec::new(),
+        frames: 100,
+        dropped_frames: 0,
+        busy_ms: 0.0,
+        span_ms: 1_000.0,
+    }
+}
+
+#[test]
+fn the_render_cost_chart_shows_rerendering_all_climb_and_incremental_stay_flat() {
+    let all = rendered("re-render all", 2_000, |k| 0.2 + k as f64 * 0.001);
+    let inc = rendered("incremental", 2_000, |k| {
+        0.25 + if k == 1_234 { 3.0 } else { 0.0 }
+    });
+    let spec = ttft_charts::render_cost_chart(&[("re-render all", &all), ("incremental", &inc)])
+        .expect("updates to draw");
+    let v: Value = serde_json::from_str(&spec.options_json()).unwrap();
+    let series = v["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2);
+    for s in series {
+        let n = s["data"].as_array().unwrap().len();
+        assert!(
+            n <= ttft_charts::MAX_POINTS / 2,
+            "{n} points: thinned per strategy"
+        );
+    }
+    // The incremental surface's one slow update (a peak) survives the thinning.
+    let peak = series[1]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p[1].as_f64())
+        .fold(0.0, f64::max);
+    assert!((peak - 3.25).abs() < 1e-9, "{peak}");
+    // The caption gives the core's start and end costs: re-render all climbs, incremental not.
+    assert!(
+        spec.caption.contains("re-render all 0.40 → 2.00 ms")
+            && spec.caption.contains("incremental 0.25 → 0.25 ms"),
+        "{}",
+        spec.caption
+    );
+    assert!(
+        spec.caption
+            .contains("updates shown (every peak and step kept)")
+    );
+    let empty = rendered("incremental", 0, |_| 0.0);
+    assert!(ttft_charts::render_cost_chart(&[("incremental", &empty)]).is_none());
+}

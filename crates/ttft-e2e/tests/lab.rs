@@ -167,6 +167,10 @@ async fn the_lab_plays_a_markdown_answer_through_four_strategies() -> Result<()>
         );
     }
 
+    // The render cost chart: one series per strategy.
+    let (charts, _) = drawn_charts(c, "lab-render-cost", 30).await?;
+    ensure!(charts.len() == 1, "the render cost chart: {charts:?}");
+
     let second = play(c, 2).await?;
     for id in STRATEGIES {
         for key in [

@@ -57,13 +57,12 @@ pub fn painted_run(
 ) -> (PaintedRun, Vec<PaintError>) {
     let mut requests = Vec::new();
     let mut refused = Vec::new();
+    let mut taken = std::collections::HashSet::new();
     for (sent, trace) in traces {
-        let Some(r) = report.requests.iter().find(|r| {
-            r.sent_epoch_ms
-                .is_some_and(|s| (s - sent).abs() <= SAME_SEND_MS)
-        }) else {
+        let Some(r) = drawn_request(report, *sent, trace, &taken) else {
             continue;
         };
+        taken.insert(r.index);
         match request_figures(r, trace) {
             Ok(figures) => requests.push(PaintedRequest {
                 index: r.index,
@@ -80,6 +79,47 @@ pub fn painted_run(
         },
         refused,
     )
+}
+
+/// The request `trace` drew: of those not `taken` sent within [`SAME_SEND_MS`] of `sent`
+/// (streams that start together can be sent within a clock tick of each other), the one whose
+/// answer is as long as the text drawn, whose arrivals the paints do not precede, and whose
+/// first answer chunk arrived closest to the surface's first update (the page gets a chunk a
+/// moment after the worker stamped it; another stream's first chunk comes at its own time).
+fn drawn_request<'a>(
+    report: &'a Report,
+    sent: f64,
+    trace: &PaintTrace,
+    taken: &std::collections::HashSet<u32>,
+) -> Option<&'a RequestRecord> {
+    let drawn = trace.updates.last().map_or(0, |u| u.text_end);
+    let answer = |r: &RequestRecord| content_chunks(r).last().map_or(0, |c| c.text_end);
+    let distance = |r: &RequestRecord| r.sent_epoch_ms.map_or(f64::INFINITY, |s| (s - sent).abs());
+    let first_release = trace.updates.first().map(|u| u.released_ms);
+    let key = |r: &RequestRecord| {
+        let first_gap = match (first_release, content_chunks(r).first()) {
+            (Some(released), Some(c)) => (released - c.at_ms).abs(),
+            _ => f64::INFINITY,
+        };
+        (
+            answer(r) != drawn,
+            request_figures(r, trace).is_err(),
+            first_gap,
+            distance(r),
+        )
+    };
+    report
+        .requests
+        .iter()
+        .filter(|r| !taken.contains(&r.index) && distance(r) <= SAME_SEND_MS)
+        .map(|r| (key(r), r))
+        .min_by(|(a, _), (b, _)| {
+            a.0.cmp(&b.0)
+                .then(a.1.cmp(&b.1))
+                .then(a.2.total_cmp(&b.2))
+                .then(a.3.total_cmp(&b.3))
+        })
+        .map(|(_, r)| r)
 }
 
 /// The headline of what the surface drew: over the measured (not warm-up) answers it drew.

@@ -164,3 +164,46 @@ fn the_summary_export_carries_the_paint_headline() {
     assert_eq!(p["painted"]["value"], 158.0);
     assert_eq!(p["lag"]["chunks"], 20);
 }
+
+#[test]
+fn streams_sent_in_one_clock_tick_each_get_their_own_trace() {
+    // Two lanes started together: the same send time, answers of different lengths.
+    let a = sent(0, 5_000.0, 100.0);
+    let mut b = record(1, 300.0, 20.0, 4);
+    b.sent_epoch_ms = Some(5_000.0);
+    let traces = vec![
+        (5_000.0, drawn(&b, 7.0, PaintSource::FrameEstimate)),
+        (5_000.0, drawn(&a, 5.0, PaintSource::FrameEstimate)),
+    ];
+    let run = report(vec![a, b]);
+    let (painted, refused) = painted_run(&run, "incremental", &traces);
+    assert!(refused.is_empty(), "{refused:?}");
+    let firsts: Vec<(u32, Option<f64>)> = painted
+        .requests
+        .iter()
+        .map(|p| (p.index, p.figures.first_painted_ms))
+        .collect();
+    assert_eq!(firsts, [(0, Some(105.0)), (1, Some(307.0))]);
+}
+
+#[test]
+fn answers_of_one_length_sent_together_go_by_their_first_chunk() {
+    // Two lanes started together with answers of the same length: the surface's first update
+    // came just after its own request's first chunk.
+    let a = sent(0, 5_000.0, 100.0);
+    let mut b = sent(1, 5_000.0, 140.0);
+    b.sent_epoch_ms = Some(5_000.0);
+    let traces = vec![
+        (5_000.0, drawn(&b, 2.0, PaintSource::FrameEstimate)),
+        (5_000.0, drawn(&a, 2.0, PaintSource::FrameEstimate)),
+    ];
+    let run = report(vec![a, b]);
+    let (painted, refused) = painted_run(&run, "incremental", &traces);
+    assert!(refused.is_empty(), "{refused:?}");
+    let firsts: Vec<(u32, Option<f64>)> = painted
+        .requests
+        .iter()
+        .map(|p| (p.index, p.figures.first_painted_ms))
+        .collect();
+    assert_eq!(firsts, [(0, Some(102.0)), (1, Some(142.0))]);
+}
