@@ -60,8 +60,9 @@ pub fn markdown(r: &Value) -> String {
     s.push_str(&locust_markdown(r));
     s.push_str(&intervals_markdown(&r["intervals"]));
     s.push_str(&crate::fuzz::markdown(&r["fuzz"]));
+    s.push_str(&crate::paint::markdown(&r["paint"]));
     s.push_str(&why(r));
-    s.push_str("\n## Reproduce\n\n```sh\ncargo xtask bench\n```\n\nIt installs what is missing (as `cargo xtask test` does), builds the app if `dist/` is stale and the release `ttft-server` the bench runs as its reference endpoint, and takes under 30 minutes on 2 cores. `cargo xtask bench --server-compare` then measures the 1- and 16-stream rounds with the server in its own process and in the bench's into the same results (section 1). `cargo run --release -p ttft-bench -- . --locust-only` re-measures section 5 alone into `bench/results.json` (Locust from `cargo xtask locust`) and re-renders this file; `--render-only` re-renders it from `bench/results.json`, of any earlier run too (what it did not measure reads \"not measured\").\n");
+    s.push_str("\n## Reproduce\n\n```sh\ncargo xtask bench\n```\n\nIt installs what is missing (as `cargo xtask test` does), builds the app if `dist/` is stale and the release `ttft-server` the bench runs as its reference endpoint, and takes under 30 minutes on 2 cores. `cargo xtask bench --server-compare` then measures the 1- and 16-stream rounds with the server in its own process and in the bench's into the same results (section 1). `cargo run --release -p ttft-bench -- . --paint-only` re-measures section 8 alone (about 6 minutes), `cargo run --release -p ttft-bench -- . --locust-only` re-measures section 5 alone into `bench/results.json` (Locust from `cargo xtask locust`) and re-renders this file; `--render-only` re-renders it from `bench/results.json`, of any earlier run too (what it did not measure reads \"not measured\").\n");
     s
 }
 

@@ -26,6 +26,7 @@ mod floor;
 mod fuzz;
 mod intervals;
 mod locust;
+mod paint;
 mod peers;
 mod plan;
 mod server;
@@ -657,6 +658,8 @@ async fn main() -> Result<()> {
         Some("--peers-only") => return peers::standalone(&root).await,
         // Measures the Locust vantage alone into the last results.json and re-renders.
         Some("--locust-only") => return locust::standalone(&root).await,
+        // Measures section 8 (what the screen showed) alone into the last results.json.
+        Some("--paint-only") => return paint::standalone(&root).await,
         // Mainstream codecs against the share links' (#28): bench/codecs.json.
         Some("--codecs") => return codecs::run(&root),
         // What the intervals add to a report's time (#29).
@@ -779,6 +782,10 @@ async fn main() -> Result<()> {
     }
     // 2. Client capacity, judged against the floor probe at each level.
     results.insert("capacity".into(), capacity::capacity(&c, studio).await?);
+    // 8. What the screen showed: the live surface's paint lag, the lab's render cost.
+    let mut painted = paint::measure(&c, studio).await?;
+    painted["date"] = machine()["date"].clone();
+    results.insert("paint".into(), painted);
     c.close().await?;
     // The Locust vantage (skipped with a note when Locust is not installed).
     eprintln!("locust…");
