@@ -21,7 +21,8 @@
 //      no other request of this worker is being shown: each of its reads is also posted as
 //      it is stamped (after the stamp, so the stamp never waits for it).
 // Out: {type: "ready", timeOrigin}
-//      {type: "read", id, timeOrigin, sentAt, at, bytes}  a read of the request shown live
+//      {type: "read", id, seq, timeOrigin, sentAt, at, bytes}  read `seq` (0 = the first) of
+//       the request shown live
 //      {type: "watch-end", id}  the request shown live is over (its "done" follows)
 //      {type: "alive"}  every second while a queue runs
 //      {type: "queue-done", queue}
@@ -144,8 +145,8 @@ async function send(m) {
         n++;
         if (watched) {
           self.postMessage({
-            type: "read", id: m.id, timeOrigin: performance.timeOrigin, sentAt: out.sentAt, at: t,
-            bytes: r.value,
+            type: "read", id: m.id, seq: n - 1, timeOrigin: performance.timeOrigin,
+            sentAt: out.sentAt, at: t, bytes: r.value,
           });
         }
       }

@@ -1,7 +1,8 @@
 //! The live chat surface's engine (#31): while a run streams, the answer of the request the
 //! stamping worker is showing ([`super::live`]) is drawn into an element the way the chosen
 //! [`Strategy`] draws (released at once, per frame or smoothed, rendered whole or
-//! incrementally), one answer at a time, and what was painted, when, is kept per answer as a
+//! incrementally), one answer at a time (a request that starts while another is still being
+//! drawn is not drawn), and what was painted, when, is kept per answer as a
 //! [`PaintTrace`] keyed by its request's send time, for the core to turn into figures
 //! ([`ttft_core::report::painted`]).
 //!
@@ -111,12 +112,16 @@ fn on_event(shared: &Rc<RefCell<Shared>>, event: LiveEvent) {
         match event {
             LiveEvent::Read {
                 id,
+                seq,
                 sent_at,
                 sent_epoch_ms,
                 at,
                 bytes,
             } => {
-                if s.current.is_none() {
+                // A request whose first reads came while another answer was still being drawn
+                // (smoothing can run behind the stream) is not drawn: its answer would start
+                // mid-way.
+                if s.current.is_none() && seq == 0 {
                     let root = s.root.clone();
                     let Some(surface) = DomSurface::new(root, strategy.mode(), sent_at) else {
                         return;

@@ -14,6 +14,8 @@ pub enum LiveEvent {
     Read {
         /// The stamper's request id.
         id: u32,
+        /// The read's place in the request (0 = its first).
+        seq: u32,
         /// The request's t0.
         sent_at: f64,
         /// `performance.timeOrigin + sent_at`: the request's send time on the wall clock (ms),

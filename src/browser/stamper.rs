@@ -406,6 +406,7 @@ fn deliver_read(data: &JsValue) {
     let sent_at = num("sentAt");
     live::deliver(LiveEvent::Read {
         id: num("id") as u32,
+        seq: num("seq") as u32,
         sent_at: to_page_clock(sent_at, worker_origin, page_origin),
         sent_epoch_ms: worker_origin + sent_at,
         at: to_page_clock(num("at"), worker_origin, page_origin),

@@ -245,8 +245,22 @@ fn Figures(outcome: Outcome, meaningful: bool) -> impl IntoView {
         ),
         _ => "render cost: fewer than 10 updates".to_owned(),
     };
+    // What the longest frame was spent on, where the Long Animation Frames API says.
+    let longest = frames
+        .long_frames
+        .iter()
+        .max_by(|a, b| a.duration_ms.total_cmp(&b.duration_ms))
+        .map_or(String::new(), |f| {
+            format!(
+                "; the longest {:.0} ms{}",
+                f.duration_ms,
+                f.spent_on
+                    .as_deref()
+                    .map_or(String::new(), |s| format!(", spent in {s}"))
+            )
+        });
     let frames_text = format!(
-        "{} frames, {} dropped, {} long ({}) · painted by {} (Element Timing reported {} of {} updates shown)",
+        "{} frames, {} dropped, {} long ({}{longest}) · painted by {} (Element Timing reported {} of {} updates shown)",
         frames.frames,
         frames.dropped,
         frames.long_frames.len(),

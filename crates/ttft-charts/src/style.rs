@@ -60,6 +60,17 @@ pub fn xy(x: f64, y: f64) -> DataPoint {
     DataPoint::from(CompositeValue::from(vec![round(x), round(y)]))
 }
 
+/// `(lo, hi)` widened to round numbers (multiples of a tenth of the span's power of ten), so
+/// an axis that starts and ends there prints `14,300` rather than `14,344.103`.
+pub fn nice_bounds(lo: f64, hi: f64) -> (f64, f64) {
+    let span = hi - lo;
+    if !(span.is_finite() && span > 0.0) {
+        return (lo, hi);
+    }
+    let step = 10f64.powf(span.log10().floor()) / 10.0;
+    ((lo / step).floor() * step, (hi / step).ceil() * step)
+}
+
 /// Rounds to 0.001.
 pub fn round(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
@@ -80,7 +91,12 @@ pub fn marks(lines: Vec<MarkLineVariant>, color: &str) -> MarkLine {
     MarkLine::new()
         .silent(true)
         .symbol(vec![charming::element::Symbol::None])
-        .label(charming::element::Label::new().formatter("{b}"))
+        // Inside the plot, at the line's top end: a label above the plot would sit on the title.
+        .label(
+            charming::element::Label::new()
+                .formatter("{b}")
+                .position(charming::element::LabelPosition::InsideEndTop),
+        )
         .line_style(LineStyle::new().type_(LineStyleType::Dashed).color(color))
         .data(lines)
 }

@@ -160,6 +160,33 @@ fn a_chat_run_draws_distributions_waterfall_position_and_prompt_fit() {
             .any(|x| (x - p50).abs() < 0.001)
     );
 
+    // Its axis starts and ends on round numbers around the bars, not on a bin's raw edge
+    // (an axis once printed "14,344.103"), and the marker labels sit inside the plot, not on
+    // the title.
+    let (min, max) = (
+        hist["xAxis"]["min"].as_f64().unwrap(),
+        hist["xAxis"]["max"].as_f64().unwrap(),
+    );
+    let step = 10f64.powf((max - min).log10().floor()) / 10.0;
+    for edge in [min, max] {
+        assert!(
+            (edge / step - (edge / step).round()).abs() < 1e-6,
+            "{edge} on a {step} grid"
+        );
+    }
+    let (lo, hi) = (
+        bars.first().unwrap()[0].as_f64().unwrap(),
+        bars.last().unwrap()[0].as_f64().unwrap(),
+    );
+    assert!(
+        min <= lo && hi <= max,
+        "[{min}, {max}] holds the bars {lo}..{hi}"
+    );
+    assert_eq!(
+        hist["series"][0]["markLine"]["label"]["position"],
+        "insideEndTop"
+    );
+
     // The ITL histogram counts per-token gaps: 79 per request.
     let itl = json(find(&charts, "itl-hist"));
     let total: f64 = itl["series"][0]["data"]

@@ -194,7 +194,8 @@ async fn the_lab_plays_a_markdown_answer_through_four_strategies() -> Result<()>
 
 /// The live surface draws a run's answers while it streams (incremental, 6 markdown answers
 /// at 1 stream): every answer is drawn, painted never before it arrived, and its figures go
-/// in the headline, the request table and the saved report.
+/// in the headline, the request table, the saved report and a share link (whose lab says it
+/// plays on the reader's browser).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn the_live_surface_draws_a_run_and_its_paints_go_in_the_report() -> Result<()> {
@@ -266,6 +267,38 @@ async fn the_live_surface_draws_a_run_and_its_paints_go_in_the_report() -> Resul
         cells.len() == REQUESTS && cells.iter().all(|t| t.contains("ms")),
         "every row says when it was painted: {cells:?}"
     );
+
+    // A link carries what was painted: the reader sees the same paint headline, and the lab
+    // there says it re-plays the run on the reader's browser.
+    let painted_ms = headline.attr("data-painted-ms").await?;
+    let link = make_share_link(c).await?;
+    let fresh = browser(&session.driver).await?;
+    fresh.goto(&link).await?;
+    wait_text(&fresh, "report-title", 20, |t| t.contains("(shared)")).await?;
+    wait_text(&fresh, "paint-headline", 20, |t| t.contains("painted")).await?;
+    let shared = fresh
+        .find(Locator::Css("[data-testid=paint-headline]"))
+        .await?;
+    assert_eq!(
+        shared.attr("data-drawn").await?.as_deref(),
+        Some(&*REQUESTS.to_string())
+    );
+    let (a, b) = (
+        painted_ms.unwrap_or_default().parse::<f64>()?,
+        shared
+            .attr("data-painted-ms")
+            .await?
+            .unwrap_or_default()
+            .parse::<f64>()?,
+    );
+    ensure!(
+        (a - b).abs() <= 0.05,
+        "painted P50 {a} in the run, {b} in the link"
+    );
+    click(&fresh, "open-lab").await?;
+    let elsewhere = wait_text(&fresh, "lab-elsewhere", 20, |t| !t.is_empty()).await?;
+    ensure!(elsewhere.contains("this browser's"), "{elsewhere}");
+    fresh.close().await?;
     session.client.close().await?;
     Ok(())
 }

@@ -14,7 +14,7 @@ use crate::ChartSpec;
 use crate::sample::{KEEPS_PERCENTILES, histogram, quantile_ranks, sampled_note};
 use crate::style::{
     THRESHOLD, band_caption, base, cdf_band, cdf_line_in, cdf_points, legend_of, marks, ms,
-    palette, round, title, value_axis, vline, xy,
+    nice_bounds, palette, round, title, value_axis, vline, xy,
 };
 
 /// Points kept per CDF line.
@@ -47,7 +47,10 @@ pub(super) fn latency_histogram(
     }
     let mut chart = base(Trigger::Axis)
         .title(title(name))
-        .x_axis(value_axis("ms").min(round(lo)).max(round(hi)))
+        .x_axis({
+            let (lo, hi) = nice_bounds(lo, hi);
+            value_axis("ms").min(round(lo)).max(round(hi))
+        })
         .y_axis(value_axis(counted).scale(false))
         .series(
             Bar::new()
