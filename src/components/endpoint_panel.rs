@@ -79,7 +79,7 @@ pub fn EndpointPanel() -> impl IntoView {
             <label>"Shard base URLs (optional, one per line)"
                 <textarea rows="2" data-testid="shards" bind:value=ep.shards()></textarea>
             </label>
-            <label>
+            <label class="inline">
                 <input type="checkbox" data-testid="scrape-metrics" bind:checked=ep.scrape_metrics() />
                 "read the server's metrics during runs (queue, KV cache, its own TTFT/ITL)"
             </label>

@@ -164,7 +164,7 @@ fn QuotaPanel() -> impl IntoView {
                 <p>{format!("“{title}” ({}) is open but not saved. Choose saved runs to delete to make room; nothing is deleted unless you tick it.", bytes_text(prompt.needed))}</p>
                 <ul>
                     <For each=saved key=|(id, _, _)| *id let:((id, title, bytes))>
-                        <li><label>
+                        <li><label class="inline">
                             <input type="checkbox" data-testid="quota-pick" data-run-id=id.0.to_string()
                                 prop:checked=move || picked.with(|p| p.contains(&id))
                                 on:change=move |ev| {

@@ -123,10 +123,10 @@ pub fn SteadyStateChoice(
     };
     view! {
         <div class="steady-choice">
-            <label title="Find where TTFT and throughput settle, window by window, and leave the requests sent before it (the warm-up) out of the headline; kept in the requests table">
+            <label class="inline" title="Find where TTFT and throughput settle, window by window, and leave the requests sent before it (the warm-up) out of the headline; kept in the requests table">
                 <input type="checkbox" data-testid="steady-state" prop:checked=move || on.get()
                     on:change=move |ev| on.set(event_target_checked(&ev)) />
-                " Use the steady state for the headline"
+                "Use the steady state for the headline"
             </label>
             {note}
         </div>
