@@ -659,7 +659,12 @@ async fn main() -> Result<()> {
         // Measures the Locust vantage alone into the last results.json and re-renders.
         Some("--locust-only") => return locust::standalone(&root).await,
         // Measures section 8 (what the screen showed) alone into the last results.json.
-        Some("--paint-only") => return paint::standalone(&root).await,
+        Some("--paint-only") => {
+            let section = paint::standalone(&root).await?;
+            bench_report::merge_section(&root, "paint", section)?;
+            eprintln!("wrote the paint section into bench/results.json and BENCHMARKS.md");
+            return Ok(());
+        }
         // Mainstream codecs against the share links' (#28): bench/codecs.json.
         Some("--codecs") => return codecs::run(&root),
         // What the intervals add to a report's time (#29).

@@ -157,8 +157,9 @@ pub async fn measure(c: &Client, studio: &Studio) -> Result<Value> {
     }))
 }
 
-/// Measures the section alone into the last results.json and re-renders BENCHMARKS.md.
-pub async fn standalone(root: &std::path::Path) -> Result<()> {
+/// Measures the section alone (`--paint-only`), for the caller to merge into the last
+/// results.json.
+pub async fn standalone(root: &std::path::Path) -> Result<Value> {
     let served = crate::server::start_from_env(root).await?;
     let driver = ttft_e2e::start_driver().await?;
     let c = ttft_e2e::browser(&driver).await?;
@@ -166,9 +167,7 @@ pub async fn standalone(root: &std::path::Path) -> Result<()> {
     c.close().await?;
     section["mode"] = json!("--paint-only");
     section["date"] = crate::machine()["date"].clone();
-    crate::bench_report::merge_section(root, "paint", section)?;
-    eprintln!("wrote the paint section into bench/results.json and BENCHMARKS.md");
-    Ok(())
+    Ok(section)
 }
 
 /// `12.3 [11.0–13.9]` ms, or the figure with the samples an interval needs.
