@@ -380,9 +380,9 @@ async fn drawing_moves_no_network_stamp() -> Result<()> {
     )
 }
 
-/// The typewriter replay plays the answers as the chosen strategy releases them: smoothed,
-/// no lane's text starts before its first arrival plus the smoothing buffer (as recorded with
-/// the surface off), and the replay says how it draws.
+/// The typewriter replay plays the answers as the chosen strategy releases them: smoothed at
+/// a pace and buffer of the user's (a pace of 0 refused), no lane's text starts before its
+/// first arrival plus the buffer, and the replay says how it draws.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the built app and Chromium: run `cargo xtask test`"]
 async fn the_replay_shows_the_chosen_strategy() -> Result<()> {
@@ -390,6 +390,12 @@ async fn the_replay_shows_the_chosen_strategy() -> Result<()> {
     let c = &session.client;
     wait_text(c, "connection-result", 10, |t| t.contains("connected")).await?;
     set_field(c, "surface-strategy", "smoothed").await?;
+    // Its pace and buffer are settings; a pace that cannot pace a stream is refused.
+    set_field(c, "surface-pace", "0").await?;
+    let refused = wait_text(c, "surface-error", 10, |t| !t.is_empty()).await?;
+    ensure!(refused.contains("at least 1"), "{refused}");
+    set_field(c, "surface-pace", "120").await?;
+    set_field(c, "surface-buffer", "200").await?;
     set_field(c, "model", "sim-fast").await?;
     set_field(c, "requests", "3").await?;
     set_field(c, "concurrency", "1").await?;
@@ -398,7 +404,10 @@ async fn the_replay_shows_the_chosen_strategy() -> Result<()> {
     click(c, "start-run").await?;
     wait_run_complete(c, 60).await?;
     let note = wait_text(c, "replay-drawn", 30, |t| !t.is_empty()).await?;
-    ensure!(note.contains("smoothed"), "{note}");
+    ensure!(
+        note.contains("smoothed to 120 characters/s after a 200 ms buffer"),
+        "{note}"
+    );
     let run = saved_runs(c).await?.remove(0);
     let arrivals: Vec<f64> = run
         .requests
@@ -419,8 +428,8 @@ async fn the_replay_shows_the_chosen_strategy() -> Result<()> {
     );
     for f in firsts {
         ensure!(
-            f >= earliest + 100.0,
-            "a smoothed lane starts at {f} ms, before the first arrival {earliest} ms + its 100 ms buffer"
+            f >= earliest + 200.0,
+            "a smoothed lane starts at {f} ms, before the first arrival {earliest} ms + its 200 ms buffer"
         );
     }
     session.client.close().await?;
