@@ -18,9 +18,15 @@ fn SmoothingSettings(
 ) -> impl IntoView {
     let studio = use_studio();
     let error = RwSignal::new(None::<String>);
-    let set = move |change: Box<dyn Fn(&mut Smoothing, f64)>, value: String| {
+    // `pace`: the pace changed, else the buffer.
+    let set = move |pace: bool, value: String| {
         let mut s = smoothing;
-        change(&mut s, value.trim().parse().unwrap_or(f64::NAN));
+        let v = value.trim().parse().unwrap_or(f64::NAN);
+        if pace {
+            s.chars_per_s = v;
+        } else {
+            s.prebuffer_ms = v;
+        }
         // A buffer above the longest wait moves the longest wait up with it.
         s.max_lag_ms = s.max_lag_ms.max(s.prebuffer_ms);
         match s.check() {
@@ -34,11 +40,11 @@ fn SmoothingSettings(
     view! {
         <label class="inline">"pace (characters/s) "
             <input type="number" min="1" step="10" data-testid="surface-pace" value=smoothing.chars_per_s.to_string()
-                on:change=move |ev| set(Box::new(|s, v| s.chars_per_s = v), event_target_value(&ev)) />
+                on:change=move |ev| set(true, event_target_value(&ev)) />
         </label>
         <label class="inline">"buffer (ms) "
             <input type="number" min="0" step="10" data-testid="surface-buffer" value=smoothing.prebuffer_ms.to_string()
-                on:change=move |ev| set(Box::new(|s, v| s.prebuffer_ms = v), event_target_value(&ev)) />
+                on:change=move |ev| set(false, event_target_value(&ev)) />
         </label>
         {move || error.get().map(|e| view! { <p class="error" data-testid="surface-error">{e}</p> })}
     }
