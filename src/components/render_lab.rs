@@ -2,7 +2,7 @@
 //! imported with per-chunk times) played through the four ways a chat UI draws a stream, side
 //! by side, with no network: its content chunks' recorded arrival times and text (the replay's
 //! pieces, [`RequestRecord::replay`]) are released by each [`Strategy`]
-//! ([`ttft_render::release`]) on a clock that runs in real time from the press of Play, drawn by
+//! ([`ttft_render::release()`]) on a clock that runs in real time from the press of Play, drawn by
 //! a [`DomSurface`] each, and their paint figures computed by the core ([`ttft_core::paint`]).
 //!
 //! The release schedule is deterministic (the same arrivals and settings give the same

@@ -3,7 +3,7 @@
 //! reader's pace mode each lane also shows how far a reader at the report's reading speed has
 //! read (the rest of the delivered text is faded) and marks the moments the reader has caught
 //! up and waits ([`ttft_core::experience::ReaderPace`]). With a live-surface strategy chosen, the
-//! answer appears as that strategy releases it ([`as_drawn`]), so a smoothed pace can be seen
+//! answer appears as that strategy releases it (`as_drawn`), so a smoothed pace can be seen
 //! (and voted on in the blind review) before a product adopts it.
 
 use std::time::Duration;

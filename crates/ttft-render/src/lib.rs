@@ -2,7 +2,7 @@
 //! needs no browser, so it can be tested and replayed deterministically.
 //!
 //! A chat UI does two things with a streamed answer, and products differ in both:
-//! - **when** it hands text to its renderer ([`release`]): at once, batched to one update per
+//! - **when** it hands text to its renderer ([`release()`]): at once, batched to one update per
 //!   animation frame, or *smoothed* (released at a steady pace, as chat SDKs' smoothing does);
 //! - **how** it renders what it has ([`markdown`]): re-parse the whole answer's markdown on every
 //!   update (so a token's cost grows with the answer's length), or append to the last open
