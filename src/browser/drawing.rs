@@ -40,6 +40,8 @@ struct Answer {
     arrivals: Vec<Arrival>,
     /// Bytes of text handed to the surface.
     released: usize,
+    /// Arrivals handed to the surface at once (strategies that release on arrival).
+    pushed: usize,
     surface: DomSurface,
     frames: FrameWatch,
     /// The request is over (its last read came).
@@ -134,6 +136,7 @@ fn on_event(shared: &Rc<RefCell<Shared>>, event: LiveEvent) {
                         events_read: 0,
                         arrivals: Vec::new(),
                         released: 0,
+                        pushed: 0,
                         surface,
                         frames: FrameWatch::start(sent_at),
                         ended: false,
@@ -155,8 +158,18 @@ fn on_event(shared: &Rc<RefCell<Shared>>, event: LiveEvent) {
         }
         let Some(a) = s.current.as_mut() else { return };
         match strategy.pacing(FRAME_MS) {
+            // At once: the text of the arrivals this read brought, without re-deriving the
+            // whole schedule on every chunk.
             Pacing::Immediate => {
-                release_due(a, strategy, f64::INFINITY);
+                let piece: String = a.arrivals[a.pushed..]
+                    .iter()
+                    .map(|x| x.text.as_str())
+                    .collect();
+                a.pushed = a.arrivals.len();
+                if !piece.is_empty() {
+                    a.released += piece.len();
+                    a.surface.push(&piece);
+                }
                 false
             }
             _ => !std::mem::replace(&mut a.pumping, true),

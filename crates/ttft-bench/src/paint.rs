@@ -13,18 +13,18 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 use ttft_core::paint::run_lag;
-use ttft_e2e::{Studio, click, saved_runs, set_field, wait_run_complete};
+use ttft_e2e::{
+    LAB_STRATEGIES, Studio, click, lab_figures, play_lab, saved_runs, set_field, wait_run_complete,
+};
 
 use crate::fresh_page;
 
 /// The model: markdown answers with headings, lists, code and tables.
 const MODEL: &str = "sim-markdown";
-/// The strategies, as the studio names them.
-const STRATEGIES: [&str; 4] = ["rerender-all", "incremental", "per-frame", "smoothed"];
 /// Live levels: (streams, requests, tokens per answer).
 const LIVE: [(usize, usize, usize); 2] = [(1, 12, 200), (16, 96, 200)];
 /// Lab answer lengths (tokens).
@@ -91,30 +91,10 @@ async fn lab(c: &Client, studio: &Studio, tokens: usize) -> Result<Value> {
         .at_most(Duration::from_secs(30))
         .for_element(Locator::Css("[data-testid=lab-play]"))
         .await?;
-    click(c, "lab-play").await?;
-    let deadline = Instant::now() + Duration::from_secs(240);
-    loop {
-        let status = c.find(Locator::Css("[data-testid=lab-status]")).await?;
-        if status.attr("data-plays").await?.as_deref() == Some("1") {
-            break;
-        }
-        ensure!(Instant::now() < deadline, "the lab's play did not end");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    let v = c
-        .execute(
-            r"const out = {};
-            for (const id of arguments[0]) {
-              const el = document.querySelector(`[data-testid=lab-figures-${id}]`);
-              out[id] = el ? Object.assign({}, el.dataset) : {};
-            }
-            return out;",
-            vec![json!(STRATEGIES)],
-        )
-        .await?;
-    let figures: HashMap<String, HashMap<String, String>> = serde_json::from_value(v)?;
+    play_lab(c, 1, 240).await?;
+    let figures = lab_figures(c).await?;
     let num = |f: &HashMap<String, String>, k: &str| f.get(k).and_then(|v| v.parse::<f64>().ok());
-    let rows: Vec<Value> = STRATEGIES
+    let rows: Vec<Value> = LAB_STRATEGIES
         .iter()
         .map(|id| {
             let f = &figures[*id];
@@ -139,7 +119,7 @@ pub async fn measure(c: &Client, studio: &Studio) -> Result<Value> {
     let started = Instant::now();
     let mut live_rows = Vec::new();
     for (streams, requests, tokens) in LIVE {
-        for strategy in STRATEGIES {
+        for strategy in LAB_STRATEGIES {
             eprintln!("paint: {strategy} at {streams} stream(s)…");
             live_rows.push(live(c, studio, strategy, streams, requests, tokens).await?);
         }

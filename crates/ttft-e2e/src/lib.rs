@@ -1086,6 +1086,44 @@ pub async fn downloaded(c: &Client, testid: &str) -> Result<(String, String)> {
     ))
 }
 
+/// The rendering lab's strategies, as its `data-testid`s name them.
+pub const LAB_STRATEGIES: [&str; 4] = ["rerender-all", "incremental", "per-frame", "smoothed"];
+
+/// Presses the lab's Play and waits (up to `secs`) for play number `n` to end.
+pub async fn play_lab(c: &Client, n: u32, secs: u64) -> Result<()> {
+    click(c, "lab-play").await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let status = c.find(Locator::Css("[data-testid=lab-status]")).await?;
+        if status.attr("data-plays").await?.as_deref() == Some(&n.to_string()) {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            bail!("the lab's play {n} did not end in {secs} s");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Every lab strategy's figures (`lab-figures-<id>`'s `data-*` attributes, camelCase as
+/// `dataset` names them), by strategy id.
+pub async fn lab_figures(
+    c: &Client,
+) -> Result<std::collections::HashMap<String, std::collections::HashMap<String, String>>> {
+    let v = c
+        .execute(
+            r"const out = {};
+            for (const id of arguments[0]) {
+              const el = document.querySelector(`[data-testid=lab-figures-${id}]`);
+              out[id] = el ? Object.assign({}, el.dataset) : {};
+            }
+            return out;",
+            vec![serde_json::json!(LAB_STRATEGIES)],
+        )
+        .await?;
+    Ok(serde_json::from_value(v)?)
+}
+
 /// Where a calibration made with something in place (`with`: the offline copy, the live
 /// surface) measured a worse median error than the one without it, beyond this machine's
 /// run-to-run spread of medians (1 ms), in words naming `what`; `None` when it did not.

@@ -14,24 +14,6 @@ use ttft_e2e::*;
 /// A 60 Hz frame (ms), the lab's release frames.
 const FRAME_MS: f64 = 1000.0 / 60.0;
 
-const STRATEGIES: [&str; 4] = ["rerender-all", "incremental", "per-frame", "smoothed"];
-
-/// Every strategy's figures (`lab-figures-<id>`'s `data-*` attributes, by id).
-async fn figures(c: &Client) -> Result<HashMap<String, HashMap<String, String>>> {
-    let v = c
-        .execute(
-            r"const out = {};
-            for (const id of arguments[0]) {
-              const el = document.querySelector(`[data-testid=lab-figures-${id}]`);
-              out[id] = el ? Object.assign({}, el.dataset) : {};
-            }
-            return out;",
-            vec![serde_json::json!(STRATEGIES)],
-        )
-        .await?;
-    Ok(serde_json::from_value(v)?)
-}
-
 /// A number attribute (camelCase, as `dataset` names it).
 fn num(f: &HashMap<String, String>, key: &str) -> Result<f64> {
     f.get(key)
@@ -40,22 +22,10 @@ fn num(f: &HashMap<String, String>, key: &str) -> Result<f64> {
         .with_context(|| format!("data-{key} is not a number in {f:?}"))
 }
 
-/// Presses Play and waits for play number `n` to end.
+/// Plays the lab (play number `n`) and reads every strategy's figures.
 async fn play(c: &Client, n: u32) -> Result<HashMap<String, HashMap<String, String>>> {
-    click(c, "lab-play").await?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(180);
-    loop {
-        let status = c.find(Locator::Css("[data-testid=lab-status]")).await?;
-        if status.attr("data-plays").await?.as_deref() == Some(&n.to_string()) {
-            break;
-        }
-        ensure!(
-            std::time::Instant::now() < deadline,
-            "play {n} did not end in 180 s"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    figures(c).await
+    play_lab(c, n, 180).await?;
+    lab_figures(c).await
 }
 
 /// A 2,000-token markdown answer through the four strategies. Checks:
@@ -104,7 +74,7 @@ async fn the_lab_plays_a_markdown_answer_through_four_strategies() -> Result<()>
         .parse()?;
 
     let first = play(c, 1).await?;
-    for id in STRATEGIES {
+    for id in LAB_STRATEGIES {
         let f = &first[id];
         println!("{id}: {f:?}");
         ensure!(
@@ -156,7 +126,7 @@ async fn the_lab_plays_a_markdown_answer_through_four_strategies() -> Result<()>
         num(s, "maxReleaseGapMs")? <= 2.0 * FRAME_MS + 0.01,
         "smoothed leaves no gap above two frames"
     );
-    for id in STRATEGIES {
+    for id in LAB_STRATEGIES {
         println!(
             "{id}: first painted {} ms (arrived {}), lag P50 {} / P99 {} ms, source {}",
             first[id]["firstPaintedMs"],
@@ -172,7 +142,7 @@ async fn the_lab_plays_a_markdown_answer_through_four_strategies() -> Result<()>
     ensure!(charts.len() == 1, "the render cost chart: {charts:?}");
 
     let second = play(c, 2).await?;
-    for id in STRATEGIES {
+    for id in LAB_STRATEGIES {
         for key in [
             "releases",
             "releaseDigest",

@@ -73,16 +73,7 @@ async fn every_view_reads_without_an_axe_violation() -> Result<()> {
         .at_most(Duration::from_secs(20))
         .for_element(Locator::Css("[data-testid=lab-play]"))
         .await?;
-    click(c, "lab-play").await?;
-    let plays = c.find(Locator::Css("[data-testid=lab-status]")).await?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while plays.attr("data-plays").await?.as_deref() != Some("1") {
-        ensure!(
-            std::time::Instant::now() < deadline,
-            "the lab's play did not end"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    play_lab(c, 1, 120).await?;
     set_field(c, "surface-strategy", "smoothed").await?;
     c.wait()
         .at_most(Duration::from_secs(10))
